@@ -1,0 +1,43 @@
+import type { FunctionRegistry } from '@nvcf/queue';
+import type { Logger } from '@nvcf/service-kit';
+import { Hono } from 'hono';
+import { cors } from 'hono/cors';
+import type { Redis } from 'ioredis';
+import { accessLog } from './http/access-log.ts';
+import { errorToProblem, problemResponse } from './http/problem-response.ts';
+import type { InvocationService } from './invocation/invocation-service.ts';
+import { functionRoutes } from './routes/function-routes.ts';
+import { healthRoutes } from './routes/health-routes.ts';
+import { pexecRoutes } from './routes/pexec-routes.ts';
+
+export interface GatewayAppDeps {
+  logger: Logger;
+  redis: Redis;
+  registry: FunctionRegistry;
+  invocations: InvocationService;
+  maxBodyBytes: number;
+  defaultPollSeconds: number;
+}
+
+/** The gateway's HTTP surface. Pure wiring: every route parses, calls a service, maps the result. */
+export function createGatewayApp(deps: GatewayAppDeps): Hono {
+  const app = new Hono();
+  app.use(accessLog(deps.logger));
+  app.use(
+    cors({
+      origin: '*',
+      exposeHeaders: ['nvcf-reqid', 'nvcf-status', 'nvcf-percent-complete', 'location'],
+      maxAge: 86400,
+    }),
+  );
+  app.route('/', healthRoutes(deps.redis));
+  app.route('/', functionRoutes(deps.registry));
+  app.route('/', pexecRoutes(deps.invocations, deps));
+  app.notFound((c) => problemResponse(404, `No route for ${c.req.method} ${c.req.path}`, { instance: c.req.path }));
+  app.onError((err, c) => {
+    const { response, internal } = errorToProblem(err, c.req.path);
+    if (internal) deps.logger.error({ err, path: c.req.path }, 'unhandled error');
+    return response;
+  });
+  return app;
+}

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { loadGatewayConfig } from './config.ts';
+
+describe('gateway config', () => {
+  it('has working defaults', () => {
+    const c = loadGatewayConfig({});
+    expect(c).toMatchObject({
+      port: 8080,
+      maxRequestBodyBytes: 5 * 1024 * 1024,
+      defaultPollSeconds: 60,
+      requestTtlSeconds: 3600,
+    });
+  });
+
+  it('lists every problem at once', () => {
+    let message = '';
+    try {
+      loadGatewayConfig({ GATEWAY_PORT: 'x', DEFAULT_POLL_SECONDS: '4000', LOG_LEVEL: 'loud' });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    for (const name of ['GATEWAY_PORT', 'DEFAULT_POLL_SECONDS', 'LOG_LEVEL']) expect(message).toContain(name);
+  });
+});

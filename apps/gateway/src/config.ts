@@ -1,0 +1,48 @@
+import { envInt, envString, parseEnvConfig, sharedEnv } from '@nvcf/service-kit';
+import { z } from 'zod';
+
+export const GatewayEnv = z.object({
+  ...sharedEnv,
+  GATEWAY_HOST: envString('0.0.0.0'),
+  GATEWAY_PORT: envInt(8080, 0, 65535),
+  MAX_REQUEST_BODY_BYTES: envInt(5 * 1024 * 1024, 1),
+  DEFAULT_POLL_SECONDS: envInt(60, 1, 3600),
+  JOB_ATTEMPTS: envInt(3, 1, 100),
+  NVCF_NCA_ID: envString('self-hosted'),
+});
+export type GatewayEnv = z.infer<typeof GatewayEnv>;
+
+export interface GatewayConfig {
+  host: string;
+  port: number;
+  redisUrl: string;
+  keyPrefix: string;
+  requestTtlSeconds: number;
+  maxRequestBodyBytes: number;
+  defaultPollSeconds: number;
+  jobAttempts: number;
+  ncaId: string;
+  logLevel: string;
+}
+
+export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
+  return {
+    host: env.GATEWAY_HOST,
+    port: env.GATEWAY_PORT,
+    redisUrl: env.REDIS_URL,
+    keyPrefix: env.NVCF_KEY_PREFIX,
+    requestTtlSeconds: env.REQUEST_TTL_SECONDS,
+    maxRequestBodyBytes: env.MAX_REQUEST_BODY_BYTES,
+    defaultPollSeconds: env.DEFAULT_POLL_SECONDS,
+    jobAttempts: env.JOB_ATTEMPTS,
+    ncaId: env.NVCF_NCA_ID,
+    logLevel: env.LOG_LEVEL,
+  };
+}
+
+/** Parses the environment once; throws with every problem listed. */
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const r = parseEnvConfig(GatewayEnv, env);
+  if (!r.ok) throw new Error(`invalid gateway configuration:\n  - ${r.problems.join('\n  - ')}`);
+  return toGatewayConfig(r.config);
+}

@@ -1,0 +1,149 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { generateExampleRepository } from '@nvcf/models';
+import { createFunctionRegistry, createKeys, createRedis } from '@nvcf/queue';
+import { createLogger } from '@nvcf/service-kit';
+import { type RedisHandle, startRedis } from '@nvcf/testing';
+import {
+  modelFunctionId,
+  modelVersionId,
+  type RunningWorker,
+  startWorker,
+  toWorkerConfig,
+  WorkerEnv,
+} from '@nvcf/worker';
+import type { Redis } from 'ioredis';
+import { type GatewayConfig, GatewayEnv, toGatewayConfig } from '../config.ts';
+import { type RunningGateway, startGateway } from '../server.ts';
+import { writeSlowModel } from './slow-model.ts';
+
+const repoRoot = resolve(import.meta.dirname, '../../../..');
+const quiet = createLogger({ name: 'test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+export interface ChildWorker {
+  child: ChildProcess;
+  workerId: string;
+  exited: Promise<number | null>;
+}
+
+/**
+ * Real Redis (a private redis-server), real ONNX models in a temp repository, real gateways and workers
+ * on loopback ports. One harness per test file; a unique key prefix per harness.
+ */
+export interface Harness {
+  redisUrl: string;
+  redis: Redis;
+  keyPrefix: string;
+  modelRepository: string;
+  /** Environment shared by every gateway and worker of this harness (fast failure detection). */
+  env: Record<string, string>;
+  gateway(overrides?: Record<string, string>): Promise<RunningGateway>;
+  worker(overrides?: Record<string, string>): Promise<RunningWorker>;
+  /** A worker in its own process, for SIGKILL/SIGTERM tests; resolves once it heartbeats. */
+  spawnWorker(overrides?: Record<string, string>): Promise<ChildWorker>;
+  close(): Promise<void>;
+}
+
+export const fnId = modelFunctionId;
+export const verId = (model: string) => modelVersionId(model, '1');
+
+export async function createHarness(opts: { slowModel?: boolean } = {}): Promise<Harness> {
+  const server: RedisHandle = await startRedis();
+  const modelRepository = await mkdtemp(join(tmpdir(), 'nvcf-models-'));
+  await generateExampleRepository(modelRepository);
+  if (opts.slowModel) await writeSlowModel(modelRepository);
+  const keyPrefix = `t${Math.random().toString(36).slice(2, 10)}`;
+  const redis = createRedis(server.url);
+  const env: Record<string, string> = {
+    REDIS_URL: server.url,
+    NVCF_KEY_PREFIX: keyPrefix,
+    MODEL_REPOSITORY: modelRepository,
+    GATEWAY_PORT: '0',
+    GATEWAY_HOST: '127.0.0.1',
+    WORKER_LOCK_DURATION_MS: '2000',
+    WORKER_STALLED_INTERVAL_MS: '500',
+    HEARTBEAT_INTERVAL_MS: '250',
+    ORT_EXECUTION_PROVIDERS: 'cpu',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+  };
+  const gateways: RunningGateway[] = [];
+  const workers: RunningWorker[] = [];
+  const children: ChildWorker[] = [];
+  let n = 0;
+
+  const gatewayConfig = (overrides: Record<string, string>): GatewayConfig =>
+    toGatewayConfig(GatewayEnv.parse({ ...env, ...overrides }));
+
+  return {
+    redisUrl: server.url,
+    redis,
+    keyPrefix,
+    modelRepository,
+    env,
+    async gateway(overrides = {}) {
+      const g = await startGateway(gatewayConfig(overrides), quiet);
+      gateways.push(g);
+      return g;
+    },
+    async worker(overrides = {}) {
+      const config = toWorkerConfig(WorkerEnv.parse({ ...env, WORKER_ID: `w${++n}`, ...overrides }));
+      const w = await startWorker(config, quiet);
+      workers.push(w);
+      return w;
+    },
+    async spawnWorker(overrides = {}) {
+      const workerId = `child${++n}`;
+      const child = spawn(process.execPath, [join(repoRoot, 'apps/worker/src/main.ts')], {
+        env: { ...process.env, ...env, WORKER_ID: workerId, ...overrides },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      const cw = { child, workerId, exited };
+      children.push(cw);
+      const registry = createFunctionRegistry(redis, createKeys(keyPrefix));
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline) {
+        const [ids] = await registry.liveWorkers([verId('simple')]);
+        if (ids?.includes(workerId)) return cw;
+        if (child.exitCode !== null) throw new Error(`worker exited early with ${child.exitCode}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error('spawned worker never became ready');
+    },
+    async close() {
+      for (const c of children) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
+      await Promise.all(children.map((c) => c.exited));
+      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all(gateways.map((g) => g.close()));
+      redis.disconnect();
+      await server.close();
+      await rm(modelRepository, { recursive: true, force: true });
+    },
+  };
+}
+
+/** INPUT0 = 0..15, INPUT1 = ones: Triton's simple client request. */
+export function simpleRequest(extra: object = {}): object {
+  return {
+    inputs: [
+      { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: Array.from({ length: 16 }, (_, i) => i) },
+      { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: Array.from({ length: 16 }, () => 1) },
+    ],
+    ...extra,
+  };
+}
+
+export async function pexec(
+  baseUrl: string,
+  path: string,
+  body: object | string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}

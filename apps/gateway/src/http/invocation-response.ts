@@ -1,0 +1,42 @@
+import { NvcfHeader, NvcfStatus } from '@nvcf/protocol';
+import type { InvocationOutcome } from '../invocation/invocation-service.ts';
+import { problemResponse } from './problem-response.ts';
+
+/**
+ * Outcome → HTTP, as NVCF answers pexec and status polls (nvcf-api.md §5–§6): the function's response
+ * verbatim with NVCF-REQID/NVCF-STATUS, or 202 with an empty body while it runs.
+ */
+export function invocationResponse(outcome: InvocationOutcome, instance: string): Response {
+  const { requestId } = outcome;
+  if (outcome.kind === 'unknown') {
+    return problemResponse(404, `Request '${requestId}' not found (unknown, expired or already delivered)`, {
+      instance,
+      requestId,
+      headers: { [NvcfHeader.STATUS]: NvcfStatus.ERRORED },
+    });
+  }
+  if (outcome.kind === 'pending') {
+    return new Response(null, {
+      status: 202,
+      headers: {
+        [NvcfHeader.REQID]: requestId,
+        [NvcfHeader.STATUS]: NvcfStatus.IN_PROGRESS,
+        [NvcfHeader.PERCENT_COMPLETE]: String(outcome.percent),
+        // Clients read NVCF-REQID from the header; the body is empty, said plainly rather than chunked.
+        'content-length': '0',
+      },
+    });
+  }
+  const { result } = outcome;
+  const ok = result.status < 400;
+  return new Response(result.body.length > 0 ? new Uint8Array(result.body) : null, {
+    status: result.status,
+    headers: {
+      ...result.headers,
+      'content-type': result.contentType,
+      [NvcfHeader.REQID]: requestId,
+      [NvcfHeader.STATUS]: ok ? NvcfStatus.FULFILLED : NvcfStatus.ERRORED,
+      ...(ok ? { [NvcfHeader.PERCENT_COMPLETE]: '100' } : {}),
+    },
+  });
+}

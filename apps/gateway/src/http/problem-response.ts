@@ -1,0 +1,22 @@
+import { AppError, PROBLEM_CONTENT_TYPE, problem } from '@nvcf/protocol';
+
+/** Serialises a problem+json response. Every gateway error leaves through here. */
+export function problemResponse(
+  status: number,
+  detail: string,
+  opts: { instance?: string; requestId?: string; headers?: Record<string, string> } = {},
+): Response {
+  const body = problem(status, detail, { instance: opts.instance, requestId: opts.requestId });
+  const headers: Record<string, string> = { 'content-type': PROBLEM_CONTENT_TYPE, ...opts.headers };
+  if (opts.requestId) headers['nvcf-reqid'] = opts.requestId;
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+/** Maps anything thrown by a handler to problem+json; unknown errors are 500 and logged by the caller. */
+export function errorToProblem(err: unknown, instance: string): { response: Response; internal: boolean } {
+  if (err instanceof AppError) {
+    const headers: Record<string, string> = err.code === 'UNAUTHENTICATED' ? { 'www-authenticate': 'Bearer' } : {};
+    return { response: problemResponse(err.httpStatus, err.message, { instance, headers }), internal: false };
+  }
+  return { response: problemResponse(500, 'Internal error', { instance }), internal: true };
+}

@@ -1,0 +1,3 @@
+export * from './app.ts';
+export * from './config.ts';
+export * from './server.ts';

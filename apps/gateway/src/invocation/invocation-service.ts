@@ -1,0 +1,94 @@
+import type {
+  CompletionWaiter,
+  FunctionRegistry,
+  InvocationInput,
+  InvocationProducer,
+  InvocationResult,
+  RequestStore,
+  Waiter,
+} from '@nvcf/queue';
+import { v4 as uuidv4 } from 'uuid';
+import { resolveFunctionVersion } from './function-resolver.ts';
+
+/** What a pexec call or a status poll ends with. */
+export type InvocationOutcome =
+  | { kind: 'result'; requestId: string; result: InvocationResult }
+  | { kind: 'pending'; requestId: string; percent: number }
+  | { kind: 'unknown'; requestId: string };
+
+export interface InvokeRequest {
+  functionId: string;
+  versionId?: string;
+  input: InvocationInput;
+  headers: Record<string, string>;
+  pollSeconds: number;
+  /** Aborts when the client goes away: the wait ends, the request itself keeps running. */
+  signal?: AbortSignal;
+}
+
+export interface InvocationService {
+  invoke(req: InvokeRequest): Promise<InvocationOutcome>;
+  status(requestId: string, pollSeconds: number, signal?: AbortSignal): Promise<InvocationOutcome>;
+}
+
+export interface InvocationDeps {
+  registry: FunctionRegistry;
+  store: RequestStore;
+  producer: InvocationProducer;
+  completions: CompletionWaiter;
+}
+
+/**
+ * The invocation path: resolve the version, record the request, register the completion waiter,
+ * enqueue, then long-poll for the result. Request state lives in Redis, so any gateway replica can
+ * answer a later status poll.
+ */
+export function createInvocationService(deps: InvocationDeps): InvocationService {
+  const { registry, store, producer, completions } = deps;
+
+  /** Waits, then reads once. A client that left does not consume the result it can no longer receive. */
+  async function settle(requestId: string, waiter: Waiter): Promise<InvocationOutcome> {
+    const outcome = await waiter.outcome;
+    if (outcome === 'aborted') return { kind: 'pending', requestId, percent: 0 };
+    const view = await store.take(requestId);
+    if (view.kind === 'result') return { kind: 'result', requestId, result: view.result };
+    if (view.kind === 'pending') return { kind: 'pending', requestId, percent: view.percent };
+    return { kind: 'unknown', requestId };
+  }
+
+  return {
+    async invoke(req) {
+      const { fv } = await resolveFunctionVersion(registry, req.functionId, req.versionId);
+      const requestId = uuidv4();
+      await store.create(requestId, fv.id, fv.versionId);
+      // Registered before the add: a fast worker can publish the completion before `enqueue` returns.
+      const waiter = completions.register(requestId, Date.now() + req.pollSeconds * 1000, req.signal);
+      try {
+        await producer.enqueue({
+          requestId,
+          functionId: fv.id,
+          versionId: fv.versionId,
+          input: req.input,
+          headers: req.headers,
+          enqueuedAt: Date.now(),
+        });
+      } catch (err) {
+        waiter.settle('aborted');
+        throw err;
+      }
+      return settle(requestId, waiter);
+    },
+
+    async status(requestId, pollSeconds, signal) {
+      const waiter = completions.register(requestId, Date.now() + pollSeconds * 1000, signal);
+      // Checked once after registering: the completion may have been published before we listened.
+      const view = await store.take(requestId);
+      if (view.kind !== 'pending') {
+        waiter.settle('aborted');
+        if (view.kind === 'result') return { kind: 'result', requestId, result: view.result };
+        return { kind: 'unknown', requestId };
+      }
+      return settle(requestId, waiter);
+    },
+  };
+}

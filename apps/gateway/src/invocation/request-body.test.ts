@@ -1,0 +1,32 @@
+import { AppError } from '@nvcf/protocol';
+import { describe, expect, it } from 'vitest';
+import { parseInvocationBody } from './request-body.ts';
+
+describe('parseInvocationBody', () => {
+  it('parses JSON, declared or not', () => {
+    expect(parseInvocationBody(Buffer.from('{"a":1}'), 'application/json')).toEqual({
+      kind: 'json',
+      contentType: 'application/json',
+      value: { a: 1 },
+    });
+    expect(parseInvocationBody(Buffer.from('[1]'), undefined)).toMatchObject({ kind: 'json', value: [1] });
+    expect(parseInvocationBody(Buffer.from('{}'), 'application/vnd.x+json; charset=utf-8').kind).toBe('json');
+  });
+
+  it('passes other content types through as bytes', () => {
+    const input = parseInvocationBody(Buffer.from([0, 255, 1]), 'application/octet-stream');
+    expect(input).toEqual({ kind: 'bytes', contentType: 'application/octet-stream', base64: 'AP8B' });
+  });
+
+  it('refuses broken or empty JSON with INVALID_ARGUMENT', () => {
+    for (const body of ['{', '', 'nul']) {
+      try {
+        parseInvocationBody(Buffer.from(body), 'application/json');
+        expect.unreachable();
+      } catch (err) {
+        expect(err).toBeInstanceOf(AppError);
+        expect((err as AppError).httpStatus).toBe(400);
+      }
+    }
+  });
+});

@@ -1,0 +1,72 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import {
+  createCompletionWaiter,
+  createFunctionRegistry,
+  createInvocationProducer,
+  createKeys,
+  createRedis,
+  createRequestStore,
+} from '@nvcf/queue';
+import { createLogger, type Logger } from '@nvcf/service-kit';
+import { createGatewayApp } from './app.ts';
+import type { GatewayConfig } from './config.ts';
+import { createInvocationService } from './invocation/invocation-service.ts';
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  /** Stops accepting, lets open long-polls end, closes Redis. */
+  close(): Promise<void>;
+}
+
+/** Starts a gateway: used by `main.ts`, by tests (port 0) and by the benchmark. */
+export async function startGateway(config: GatewayConfig, logger?: Logger): Promise<RunningGateway> {
+  const log = logger ?? createLogger({ name: 'gateway', level: config.logLevel });
+  const keys = createKeys(config.keyPrefix);
+  const redis = createRedis(config.redisUrl, { name: 'gateway' });
+  const subscriber = createRedis(config.redisUrl, { blocking: true, name: 'gateway-sub' });
+  const completions = createCompletionWaiter(subscriber, keys);
+  await completions.start();
+  const registry = createFunctionRegistry(redis, keys);
+  const store = createRequestStore(redis, keys, { ttlSeconds: config.requestTtlSeconds });
+  const producer = createInvocationProducer(redis, keys, {
+    keepFinishedSeconds: config.requestTtlSeconds,
+    attempts: config.jobAttempts,
+  });
+  const invocations = createInvocationService({ registry, store, producer, completions });
+  const app = createGatewayApp({
+    logger: log,
+    redis,
+    registry,
+    invocations,
+    maxBodyBytes: config.maxRequestBodyBytes,
+    defaultPollSeconds: config.defaultPollSeconds,
+  });
+
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
+  });
+  // Long polls last up to an hour: Node's default request/keep-alive timeouts must not cut them.
+  if ('requestTimeout' in server) server.requestTimeout = 0;
+  if ('headersTimeout' in server) server.headersTimeout = 60_000;
+  const port = (server.address() as AddressInfo).port;
+  const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  log.info({ port }, 'gateway listening');
+
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        if ('closeIdleConnections' in server) server.closeIdleConnections();
+        // Waiting long-polls end now with a 202 the client can follow up on any replica.
+        void completions.close();
+      });
+      await producer.close();
+      redis.disconnect();
+      subscriber.disconnect();
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import { envInt, envString, parseEnvConfig, sharedEnv } from '@nvcf/service-kit';
+import { z } from 'zod';
+
+const providerList = envString('cuda,cpu').transform((s) =>
+  s
+    .split(',')
+    .map((p) => p.trim().toLowerCase())
+    .filter(Boolean),
+);
+
+export const WorkerEnv = z.object({
+  ...sharedEnv,
+  MODEL_REPOSITORY: envString('./model-repository'),
+  WORKER_ID: envString(''),
+  WORKER_CONCURRENCY: envInt(4, 1, 1024),
+  ORT_EXECUTION_PROVIDERS: providerList,
+  ORT_INTRA_OP_THREADS: envInt(1, 0, 256),
+  ORT_INTER_OP_THREADS: envInt(1, 0, 256),
+  MAX_TENSOR_ELEMENTS: envInt(1 << 26, 1),
+  WORKER_LOCK_DURATION_MS: envInt(30_000, 500),
+  WORKER_STALLED_INTERVAL_MS: envInt(30_000, 500),
+  WORKER_MAX_STALLED_COUNT: envInt(2, 0, 100),
+  HEARTBEAT_INTERVAL_MS: envInt(2_000, 100),
+  SHUTDOWN_TIMEOUT_MS: envInt(30_000, 0),
+  NVCF_NCA_ID: envString('self-hosted'),
+});
+export type WorkerEnv = z.infer<typeof WorkerEnv>;
+
+export interface WorkerConfig {
+  redisUrl: string;
+  keyPrefix: string;
+  requestTtlSeconds: number;
+  logLevel: string;
+  modelRepository: string;
+  workerId: string;
+  concurrency: number;
+  executionProviders: string[];
+  intraOpThreads: number;
+  interOpThreads: number;
+  maxTensorElements: number;
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  maxStalledCount: number;
+  heartbeatIntervalMs: number;
+  shutdownTimeoutMs: number;
+  ncaId: string;
+}
+
+export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
+  return {
+    redisUrl: env.REDIS_URL,
+    keyPrefix: env.NVCF_KEY_PREFIX,
+    requestTtlSeconds: env.REQUEST_TTL_SECONDS,
+    logLevel: env.LOG_LEVEL,
+    modelRepository: env.MODEL_REPOSITORY,
+    workerId: env.WORKER_ID || `worker-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+    concurrency: env.WORKER_CONCURRENCY,
+    executionProviders: env.ORT_EXECUTION_PROVIDERS,
+    intraOpThreads: env.ORT_INTRA_OP_THREADS,
+    interOpThreads: env.ORT_INTER_OP_THREADS,
+    maxTensorElements: env.MAX_TENSOR_ELEMENTS,
+    lockDurationMs: env.WORKER_LOCK_DURATION_MS,
+    stalledIntervalMs: env.WORKER_STALLED_INTERVAL_MS,
+    maxStalledCount: env.WORKER_MAX_STALLED_COUNT,
+    heartbeatIntervalMs: env.HEARTBEAT_INTERVAL_MS,
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    ncaId: env.NVCF_NCA_ID,
+  };
+}
+
+/** Parses the environment once; throws with every problem listed. */
+export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const r = parseEnvConfig(WorkerEnv, env);
+  if (!r.ok) throw new Error(`invalid worker configuration:\n  - ${r.problems.join('\n  - ')}`);
+  return toWorkerConfig(r.config);
+}

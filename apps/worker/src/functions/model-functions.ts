@@ -1,0 +1,37 @@
+import type { LoadedModel } from '@nvcf/models';
+import type { FunctionVersion } from '@nvcf/queue';
+import { v5 as uuidv5 } from 'uuid';
+
+/** Fixed namespace: a model's function id is the same on every start and every worker. */
+const MODEL_FUNCTION_NAMESPACE = '6f1c3b5e-8d1a-4f8e-9a57-2d4c2b9e7a10';
+
+export const modelFunctionId = (model: string) => uuidv5(`onnx-model:${model}`, MODEL_FUNCTION_NAMESPACE);
+export const modelVersionId = (model: string, version: string) =>
+  uuidv5(`onnx-model:${model}:${version}`, MODEL_FUNCTION_NAMESPACE);
+
+/**
+ * A model version in the repository is a deployed function version. Deployed with `minInstances: 0`:
+ * invocable with no worker up, its requests wait in the queue until one comes.
+ */
+export function modelFunctionVersion(model: LoadedModel, ncaId: string): FunctionVersion {
+  return {
+    id: modelFunctionId(model.name),
+    versionId: modelVersionId(model.name, model.version),
+    name: model.name,
+    ncaId,
+    createdAt: new Date().toISOString(),
+    description: `ONNX model '${model.name}' version ${model.version} from the model repository`,
+    functionType: 'DEFAULT',
+    apiBodyFormat: 'PREDICT_V2',
+    inferenceUrl: `/v2/models/${model.name}/versions/${model.version}/infer`,
+    models: [{ name: model.name, version: model.version, uri: `model-repository://${model.name}/${model.version}` }],
+    deployment: { minInstances: 0, maxInstances: 1, maxRequestConcurrency: 1 },
+    model: {
+      name: model.name,
+      version: model.version,
+      platform: 'onnxruntime_onnx',
+      inputs: model.inputs,
+      outputs: model.outputs,
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import type { FunctionRegistry } from '@nvcf/queue';
+import type { Logger } from '@nvcf/service-kit';
+
+/**
+ * Tells the control plane, every `intervalMs`, which versions this worker serves. An entry lives three
+ * intervals, so a killed worker stops counting as an instance within seconds.
+ */
+export function startHeartbeat(
+  registry: FunctionRegistry,
+  workerId: string,
+  versionIds: readonly string[],
+  intervalMs: number,
+  logger: Logger,
+): { stop(): Promise<void>; beat(): Promise<void> } {
+  const ttl = intervalMs * 3;
+  const beat = () => registry.heartbeat(workerId, versionIds, ttl);
+  const timer = setInterval(() => {
+    beat().catch((err: unknown) => logger.warn({ err }, 'heartbeat failed'));
+  }, intervalMs);
+  timer.unref();
+  return {
+    beat,
+    async stop() {
+      clearInterval(timer);
+      await registry.removeWorker(workerId, versionIds);
+    },
+  };
+}

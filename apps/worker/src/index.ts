@@ -1,0 +1,3 @@
+export * from './config.ts';
+export * from './functions/model-functions.ts';
+export * from './worker-runtime.ts';

@@ -1,0 +1,53 @@
+import type { LoadedModel } from '@nvcf/models';
+import { isAppError } from '@nvcf/protocol';
+import type { InvocationProcessor, InvocationResult, RequestStore } from '@nvcf/queue';
+import type { Logger } from '@nvcf/service-kit';
+import { runKserveJson } from './inference/kserve-invoker.ts';
+import { problemResult } from './inference/problem-result.ts';
+
+export interface ProcessorDeps {
+  store: RequestStore;
+  model: LoadedModel;
+  logger: Logger;
+  maxTensorElements: number;
+}
+
+/**
+ * One job: claim the request (skip it if a previous delivery already settled it), run the model,
+ * store the result. Requests the model refuses are answered, not retried; unexpected failures are
+ * retried by BullMQ and answered with a 500 once attempts run out.
+ */
+export function createInvocationProcessor(deps: ProcessorDeps): InvocationProcessor {
+  const { store, model } = deps;
+  return async (job, ctx) => {
+    const log = deps.logger.child({ requestId: job.requestId, functionId: job.functionId, versionId: job.versionId });
+    const state = await store.markInProgress(job.requestId);
+    if (state !== 'in-progress') {
+      // A stalled job re-delivered after its result was stored, or a request whose record expired.
+      log.info({ state, attempt: ctx.attempt }, 'job skipped: request already settled');
+      return;
+    }
+    const started = performance.now();
+    let result: InvocationResult;
+    try {
+      result = await runKserveJson(model, job.input, { maxElements: deps.maxTensorElements });
+    } catch (err) {
+      if (isAppError(err) && !err.retryable) {
+        result = problemResult(err.httpStatus, err.message, 'inference-service', job.requestId);
+      } else if (ctx.attempt < ctx.maxAttempts) {
+        log.warn({ err, attempt: ctx.attempt }, 'inference failed; will retry');
+        throw err;
+      } else {
+        log.error({ err, attempt: ctx.attempt }, 'inference failed; giving up');
+        result = problemResult(
+          500,
+          'Internal error while making inference request',
+          'nvcf-worker-service',
+          job.requestId,
+        );
+      }
+    }
+    const stored = await store.complete(job.requestId, result);
+    log.info({ status: result.status, ms: Math.round(performance.now() - started), stored }, 'job done');
+  };
+}

@@ -1,0 +1,9 @@
+import { createLogger, loadEnvConfigOrExit, onShutdownSignal } from '@nvcf/service-kit';
+import { toWorkerConfig, WorkerEnv } from './config.ts';
+import { startWorker } from './worker-runtime.ts';
+
+const config = toWorkerConfig(loadEnvConfigOrExit(WorkerEnv, process.env, 'worker'));
+const logger = createLogger({ name: 'worker', level: config.logLevel });
+const worker = await startWorker(config, logger);
+// SIGTERM drains: in-flight jobs finish before the process exits.
+onShutdownSignal(logger, () => worker.close());

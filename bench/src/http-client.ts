@@ -1,0 +1,45 @@
+import http from 'node:http';
+
+export interface HttpResponse {
+  status: number;
+  body: Buffer;
+}
+
+export interface HttpClient {
+  request(method: string, path: string, body?: Buffer, headers?: Record<string, string>): Promise<HttpResponse>;
+  close(): void;
+}
+
+/**
+ * A keep-alive HTTP/1.1 client for one origin: up to `maxSockets` connections stay open, so a closed-loop
+ * driver with that concurrency never pays a TCP handshake inside the window.
+ */
+export function createHttpClient(baseUrl: string, maxSockets: number): HttpClient {
+  const url = new URL(baseUrl);
+  const agent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
+  return {
+    request(method, path, body, headers = {}) {
+      return new Promise((resolve, reject) => {
+        const req = http.request(
+          {
+            agent,
+            host: url.hostname,
+            port: url.port,
+            method,
+            path,
+            headers: body ? { ...headers, 'content-length': String(body.length) } : headers,
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    },
+    close: () => agent.destroy(),
+  };
+}

@@ -1,0 +1,79 @@
+import { type LatencySummary, summarize } from './latency-stats.ts';
+
+/** One request of a target; throws (or rejects) when the request failed. */
+export type Call = () => Promise<void>;
+
+export interface LoadOptions {
+  /** Loops issuing requests back to back. */
+  concurrency: number;
+  warmupMs: number;
+  measureMs: number;
+  /** Called when the measurement window opens and closes (e.g. to sample CPU). */
+  onWindowStart?: () => void;
+  onWindowEnd?: () => void;
+}
+
+export interface LoadResult extends LatencySummary {
+  concurrency: number;
+  windowMs: number;
+  /** Successful requests completed in the window, per second. */
+  rps: number;
+  errors: number;
+  /** Error message → count, for errors completed in the window. */
+  errorKinds: Record<string, number>;
+}
+
+const describe = (err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 200);
+
+/**
+ * Closed-loop load: `concurrency` loops each await one call, then issue the next. A request counts when it
+ * completes inside the window [warm-up end, warm-up end + measure], so the window sees steady state on
+ * both edges; loops stop issuing at the window's end and the in-flight requests drain before returning.
+ */
+export async function runLoad(call: Call, opts: LoadOptions): Promise<LoadResult> {
+  const begin = performance.now();
+  const windowStart = begin + opts.warmupMs;
+  const windowEnd = windowStart + opts.measureMs;
+  const latencies: number[] = [];
+  const errorKinds = new Map<string, number>();
+  let errors = 0;
+
+  const timers = [
+    setTimeout(() => opts.onWindowStart?.(), opts.warmupMs),
+    setTimeout(() => opts.onWindowEnd?.(), opts.warmupMs + opts.measureMs),
+  ];
+  const loop = async () => {
+    while (performance.now() < windowEnd) {
+      const t0 = performance.now();
+      let failure: unknown;
+      try {
+        await call();
+      } catch (err) {
+        failure = err ?? new Error('unknown failure');
+      }
+      const t1 = performance.now();
+      if (t1 < windowStart || t1 > windowEnd) continue;
+      if (failure === undefined) {
+        latencies.push(t1 - t0);
+      } else {
+        errors++;
+        const kind = describe(failure);
+        errorKinds.set(kind, (errorKinds.get(kind) ?? 0) + 1);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: opts.concurrency }, loop));
+  } finally {
+    for (const t of timers) clearTimeout(t);
+  }
+  const summary = summarize(latencies);
+  return {
+    concurrency: opts.concurrency,
+    windowMs: opts.measureMs,
+    rps: summary.count / (opts.measureMs / 1000),
+    errors,
+    errorKinds: Object.fromEntries(errorKinds),
+    ...summary,
+  };
+}

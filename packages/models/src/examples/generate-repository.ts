@@ -1,0 +1,24 @@
+import { join } from 'node:path';
+import { buildClassifierModel } from './classifier.ts';
+import { writeIdentityModels } from './identity.ts';
+import { buildSimpleModel, SIMPLE_CONFIG_PBTXT } from './simple.ts';
+import { writeFileAtomic, writeModelVersion } from './write-model.ts';
+
+export interface GenerateOptions {
+  /** Also write the `identity_<dtype>` test models. Default false. */
+  includeIdentity?: boolean;
+}
+
+/**
+ * Writes the example models in Triton's layout: `<dir>/simple/1/model.onnx` with `simple/config.pbtxt`, and
+ * `<dir>/classifier/1/model.onnx`. Idempotent: every run writes the same bytes over whatever is there.
+ *
+ * @example
+ * await generateExampleRepository('./model-repository');
+ */
+export async function generateExampleRepository(dir: string, opts: GenerateOptions = {}): Promise<void> {
+  const simpleDir = await writeModelVersion(dir, 'simple', buildSimpleModel());
+  await writeFileAtomic(join(simpleDir, 'config.pbtxt'), SIMPLE_CONFIG_PBTXT);
+  await writeModelVersion(dir, 'classifier', buildClassifierModel());
+  if (opts.includeIdentity) await writeIdentityModels(dir);
+}

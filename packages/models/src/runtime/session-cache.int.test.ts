@@ -1,0 +1,113 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { generateExampleRepository } from '../examples/generate-repository.ts';
+import { type ModelVersionEntry, scanModelRepository } from '../repository/scan-repository.ts';
+import { SessionCache, type SessionCacheOptions } from './session-cache.ts';
+
+type LogLine = { level: 'info' | 'warn'; obj: Record<string, unknown>; msg?: string };
+
+function capturingLogger() {
+  const lines: LogLine[] = [];
+  return {
+    lines,
+    info: (obj: object, msg?: string) => lines.push({ level: 'info', obj: obj as LogLine['obj'], msg }),
+    warn: (obj: object, msg?: string) => lines.push({ level: 'warn', obj: obj as LogLine['obj'], msg }),
+  };
+}
+
+let dir: string;
+let simple: ModelVersionEntry;
+let classifier: ModelVersionEntry;
+const caches: SessionCache[] = [];
+
+function newCache(overrides: Partial<SessionCacheOptions> = {}) {
+  const logger = capturingLogger();
+  const cache = new SessionCache({
+    executionProviders: ['cpu'],
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+    logger,
+    ...overrides,
+  });
+  caches.push(cache);
+  return { cache, logger };
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'models-cache-'));
+  await generateExampleRepository(dir);
+  [classifier, simple] = (await scanModelRepository(dir)) as [ModelVersionEntry, ModelVersionEntry];
+});
+
+afterEach(async () => {
+  await Promise.all(caches.splice(0).map((c) => c.close()));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('SessionCache', () => {
+  it('falls back from cuda to cpu and says so', async () => {
+    const { cache, logger } = newCache({ executionProviders: ['cuda', 'cpu'] });
+    const model = await cache.load(simple);
+    expect(model.provider).toBe('cpu');
+    expect(logger.lines).toEqual([
+      {
+        level: 'warn',
+        obj: expect.objectContaining({ model: 'simple', version: '1', provider: 'cuda', reason: expect.any(String) }),
+        msg: expect.stringContaining('trying cpu'),
+      },
+      { level: 'info', obj: { model: 'simple', version: '1', provider: 'cpu' }, msg: 'model loaded' },
+    ]);
+  });
+
+  it('fails with every provider’s reason when none can load the model', async () => {
+    const { cache, logger } = newCache({ executionProviders: ['cuda'] });
+    await expect(cache.load(simple)).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringMatching(/^failed to load 'simple' version 1: cuda: /),
+    });
+    expect(logger.lines.map((l) => l.level)).toEqual(['warn']);
+    expect(cache.get('simple', '1')).toBeUndefined();
+  });
+
+  it('rejects unknown provider names and bad thread counts when constructed', () => {
+    expect(() => newCache({ executionProviders: ['cdua', 'cpu'] })).toThrow("unknown execution provider 'cdua'");
+    expect(() => newCache({ executionProviders: [] })).toThrow('at least one provider');
+    expect(() => newCache({ intraOpNumThreads: -1 })).toThrow('intraOpNumThreads');
+  });
+
+  it('shares one load between concurrent callers and keeps one session per version', async () => {
+    const { cache, logger } = newCache();
+    const [a, b] = await Promise.all([cache.load(simple), cache.load(simple)]);
+    expect(a).toBe(b);
+    expect(await cache.load(simple)).toBe(a);
+    expect(cache.get('simple', '1')).toBe(a);
+    expect(logger.lines.filter((l) => l.msg === 'model loaded')).toHaveLength(1);
+  });
+
+  it('lists, unloads and closes', async () => {
+    const { cache } = newCache();
+    await Promise.all([cache.load(simple), cache.load(classifier)]);
+    expect(cache.list().map((m) => m.name)).toEqual(['classifier', 'simple']);
+    expect(await cache.unload('simple', '1')).toBe(true);
+    expect(await cache.unload('simple', '1')).toBe(false);
+    expect(cache.get('simple', '1')).toBeUndefined();
+    expect(cache.list().map((m) => m.name)).toEqual(['classifier']);
+    await cache.close();
+    expect(cache.list()).toEqual([]);
+    await expect(cache.load(simple)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+
+  it('can retry a model whose first load failed', async () => {
+    const broken = join(dir, 'broken.onnx');
+    await writeFile(broken, 'not a model');
+    const entry = { name: 'broken', version: '1', modelPath: broken, modelDir: dir };
+    const { cache } = newCache();
+    await expect(cache.load(entry)).rejects.toThrow("failed to load 'broken' version 1");
+    await expect(cache.load({ ...entry, modelPath: simple.modelPath })).resolves.toMatchObject({ name: 'broken' });
+  });
+});

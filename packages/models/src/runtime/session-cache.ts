@@ -1,0 +1,134 @@
+import { AppError } from '@nvcf/protocol';
+import * as ort from 'onnxruntime-node';
+import { compareModelVersions, type ModelVersionEntry } from '../repository/scan-repository.ts';
+import { type ExecutionProvider, ortProviderName, parseExecutionProviders } from './execution-providers.ts';
+import { createOnnxRunner, type LoadedModel, type ModelHandle } from './onnx-runner.ts';
+
+/** The two pino methods we use, so any pino logger (or a test double) fits. */
+export interface SessionLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export interface SessionCacheOptions {
+  /** Preference order, e.g. ['cuda', 'cpu']: the first that accepts a model serves it. */
+  executionProviders: string[];
+  /** Threads inside one operator; 0 lets ORT choose. */
+  intraOpNumThreads: number;
+  /** Threads across operators (parallel execution mode only); 0 lets ORT choose. */
+  interOpNumThreads: number;
+  logger: SessionLogger;
+}
+
+const key = (name: string, version: string) => `${name}\u0000${version}`;
+const reason = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+function checkThreads(field: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value < 0) throw new Error(`${field} must be an integer ≥ 0, got ${value}`);
+}
+
+/**
+ * One ORT session per (model, version), created with the first execution provider that works.
+ *
+ * @example
+ * const cache = new SessionCache({ executionProviders: ['cuda', 'cpu'], intraOpNumThreads: 1, interOpNumThreads: 1, logger });
+ * const model = await cache.load(entry); // entry from scanModelRepository
+ * await cache.close();
+ */
+export class SessionCache {
+  readonly #providers: ExecutionProvider[];
+  readonly #options: SessionCacheOptions;
+  readonly #loading = new Map<string, Promise<ModelHandle>>();
+  readonly #loaded = new Map<string, ModelHandle>();
+  #closed = false;
+
+  constructor(options: SessionCacheOptions) {
+    this.#providers = parseExecutionProviders(options.executionProviders);
+    checkThreads('intraOpNumThreads', options.intraOpNumThreads);
+    checkThreads('interOpNumThreads', options.interOpNumThreads);
+    this.#options = options;
+  }
+
+  /** Loads a model version, or returns the one loaded or loading already (concurrent callers share one load). */
+  async load(entry: ModelVersionEntry): Promise<LoadedModel> {
+    if (this.#closed) throw new AppError('UNAVAILABLE', 'session cache is closed');
+    const k = key(entry.name, entry.version);
+    let pending = this.#loading.get(k);
+    if (!pending) {
+      pending = this.#create(entry);
+      this.#loading.set(k, pending);
+      pending.then(
+        (handle) => {
+          // Only if nobody unloaded it meanwhile (unload takes the promise out of #loading).
+          if (this.#loading.get(k) === pending) this.#loaded.set(k, handle);
+        },
+        () => {
+          // A failed load is forgotten so a later call (after the file is fixed) can try again.
+          if (this.#loading.get(k) === pending) this.#loading.delete(k);
+        },
+      );
+    }
+    return (await pending).model;
+  }
+
+  get(name: string, version: string): LoadedModel | undefined {
+    return this.#loaded.get(key(name, version))?.model;
+  }
+
+  /** Loaded models (not those still loading), by name then numeric version. */
+  list(): LoadedModel[] {
+    return [...this.#loaded.values()].map((h) => h.model).sort(compareModelVersions);
+  }
+
+  /** Frees a model version after its in-flight runs finish. Resolves false when it was not loaded or loading. */
+  async unload(name: string, version: string): Promise<boolean> {
+    const k = key(name, version);
+    const pending = this.#loading.get(k);
+    if (!pending) return false;
+    this.#loading.delete(k);
+    this.#loaded.delete(k);
+    const handle = await pending.catch(() => undefined);
+    await handle?.release();
+    return handle !== undefined;
+  }
+
+  /** Frees every session; later loads are refused. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const all = [...this.#loading.keys()].map((k) => {
+      const [name, version] = k.split('\u0000') as [string, string];
+      return this.unload(name, version);
+    });
+    await Promise.all(all);
+  }
+
+  async #create(entry: ModelVersionEntry): Promise<ModelHandle> {
+    const { logger, intraOpNumThreads, interOpNumThreads } = this.#options;
+    const failures: string[] = [];
+    for (const [i, provider] of this.#providers.entries()) {
+      try {
+        const session = await ort.InferenceSession.create(entry.modelPath, {
+          executionProviders: [ortProviderName(provider)],
+          intraOpNumThreads,
+          interOpNumThreads,
+          graphOptimizationLevel: 'all',
+          // Parallelism comes from batching and concurrent requests, not from running branches of one graph at once.
+          executionMode: 'sequential',
+        });
+        logger.info({ model: entry.name, version: entry.version, provider }, 'model loaded');
+        return createOnnxRunner(session, { name: entry.name, version: entry.version, provider });
+      } catch (err) {
+        failures.push(`${provider}: ${reason(err)}`);
+        const next = this.#providers[i + 1];
+        logger.warn(
+          { model: entry.name, version: entry.version, provider, reason: reason(err) },
+          next ? `execution provider ${provider} failed; trying ${next}` : `execution provider ${provider} failed`,
+        );
+      }
+    }
+    throw new AppError(
+      'INVALID_ARGUMENT',
+      `failed to load '${entry.name}' version ${entry.version}: ${failures.join('; ')}`,
+    );
+  }
+}

@@ -1,0 +1,51 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { INVOCATION_JOB_NAME, type InvocationJob } from './job-contract.ts';
+import type { Keys } from './keys.ts';
+
+export interface InvocationProducer {
+  /** Adds the job with the request id as job id: adding the same request twice is a no-op. */
+  enqueue(job: InvocationJob): Promise<void>;
+  /** Jobs waiting or running for a version. */
+  depth(versionId: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface ProducerOptions {
+  /** Seconds BullMQ keeps finished job entries (the result itself lives in the request store). */
+  keepFinishedSeconds: number;
+  /** Attempts for retryable failures; stalled-job recovery does not consume attempts. */
+  attempts: number;
+}
+
+/** One BullMQ queue per function version, created lazily and sharing the caller's connection. */
+export function createInvocationProducer(connection: Redis, keys: Keys, opts: ProducerOptions): InvocationProducer {
+  const queues = new Map<string, Queue>();
+  const queueFor = (versionId: string) => {
+    let q = queues.get(versionId);
+    if (!q) {
+      q = new Queue(keys.queueName(versionId), { connection, prefix: keys.bullPrefix });
+      queues.set(versionId, q);
+    }
+    return q;
+  };
+  return {
+    async enqueue(job) {
+      await queueFor(job.versionId).add(INVOCATION_JOB_NAME, job, {
+        jobId: job.requestId,
+        attempts: opts.attempts,
+        backoff: { type: 'exponential', delay: 200 },
+        removeOnComplete: { age: opts.keepFinishedSeconds },
+        removeOnFail: { age: opts.keepFinishedSeconds },
+      });
+    },
+    async depth(versionId) {
+      const counts = await queueFor(versionId).getJobCounts('wait', 'active', 'delayed', 'prioritized');
+      return Object.values(counts).reduce((a, b) => a + b, 0);
+    },
+    async close() {
+      await Promise.all([...queues.values()].map((q) => q.close()));
+      queues.clear();
+    },
+  };
+}

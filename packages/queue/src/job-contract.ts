@@ -1,0 +1,25 @@
+import { z } from 'zod';
+
+/**
+ * The payload of one invocation job: what the gateway promises the worker. Parsed once by the consumer.
+ * JSON bodies travel parsed (BullMQ serialises the job once); other bodies travel as base64.
+ */
+export const InvocationInput = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('json'), contentType: z.string(), value: z.unknown() }),
+  z.object({ kind: z.literal('bytes'), contentType: z.string(), base64: z.string() }),
+]);
+export type InvocationInput = z.infer<typeof InvocationInput>;
+
+export const InvocationJob = z.object({
+  requestId: z.uuid(),
+  functionId: z.uuid(),
+  versionId: z.uuid(),
+  input: InvocationInput,
+  /** Client headers the function may read (already stripped of credentials and hop-by-hop names). */
+  headers: z.record(z.string(), z.string()).default({}),
+  enqueuedAt: z.number().int(),
+});
+export type InvocationJob = z.infer<typeof InvocationJob>;
+
+/** BullMQ job name: one kind of job today; the name shows in Redis and in BullMQ tooling. */
+export const INVOCATION_JOB_NAME = 'invoke';

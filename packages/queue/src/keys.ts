@@ -1,0 +1,35 @@
+/**
+ * Every Redis key and channel this product uses is built here, and nowhere else.
+ * `prefix` isolates deployments (and tests) sharing one Redis.
+ */
+export interface Keys {
+  readonly prefix: string;
+  /** BullMQ's own prefix: its keys live under `<prefix>:bull:<queue>:*`. */
+  readonly bullPrefix: string;
+  /** One queue per function version. BullMQ forbids ':' in queue names. */
+  queueName(versionId: string): string;
+  /** Hash: the state and, once terminal, the result of one invocation. TTL'd. */
+  request(requestId: string): string;
+  /** Pub/sub channel carrying the request id of every invocation that reached a terminal state. */
+  readonly completions: string;
+  /** Set of function ids. */
+  readonly functionIds: string;
+  /** Hash versionId → FunctionVersion JSON for one function. */
+  functionVersions(functionId: string): string;
+  /** Sorted set workerId → heartbeat expiry (ms) of the workers serving a version. */
+  versionWorkers(versionId: string): string;
+}
+
+export function createKeys(prefix = 'nvcf'): Keys {
+  if (!/^[A-Za-z0-9_.-]+$/.test(prefix)) throw new Error(`invalid key prefix '${prefix}'`);
+  return {
+    prefix,
+    bullPrefix: `${prefix}:bull`,
+    queueName: (versionId) => `fv-${versionId}`,
+    request: (requestId) => `${prefix}:req:${requestId}`,
+    completions: `${prefix}:completions`,
+    functionIds: `${prefix}:functions`,
+    functionVersions: (functionId) => `${prefix}:fn:${functionId}:versions`,
+    versionWorkers: (versionId) => `${prefix}:fv:${versionId}:workers`,
+  };
+}

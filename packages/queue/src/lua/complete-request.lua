@@ -1,0 +1,15 @@
+-- Stores the result and announces it. First writer wins: a terminal state is never overwritten, and a
+-- request that expired or was already delivered is not resurrected.
+-- KEYS[1] request hash
+-- ARGV[1] terminal state ('fulfilled' | 'errored'), ARGV[2] http status, ARGV[3] content type,
+-- ARGV[4] extra headers (JSON), ARGV[5] body (bytes), ARGV[6] now (ms), ARGV[7] ttl seconds,
+-- ARGV[8] completion channel, ARGV[9] request id
+-- Returns 1 when stored, 0 when ignored.
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return 0 end
+if state == 'fulfilled' or state == 'errored' or state == 'delivered' then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'pct', '100', 'code', ARGV[2], 'ctype', ARGV[3],
+  'hdrs', ARGV[4], 'body', ARGV[5], 'updated', ARGV[6])
+redis.call('EXPIRE', KEYS[1], ARGV[7])
+redis.call('PUBLISH', ARGV[8], ARGV[9])
+return 1

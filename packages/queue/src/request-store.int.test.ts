@@ -1,0 +1,132 @@
+import { type RedisHandle, startRedis } from '@nvcf/testing';
+import type { Redis } from 'ioredis';
+import { v4 as uuidv4 } from 'uuid';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createCompletionWaiter } from './completion-waiter.ts';
+import { createKeys, type Keys } from './keys.ts';
+import { createRedis } from './redis-connection.ts';
+import { createRequestStore, type InvocationResult, type RequestStore } from './request-store.ts';
+
+let server: RedisHandle;
+let redis: Redis;
+let subscriber: Redis;
+let keys: Keys;
+let store: RequestStore;
+
+const result = (status: number, text: string): InvocationResult => ({
+  status,
+  contentType: 'application/json',
+  body: Buffer.from(text),
+});
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = createRedis(server.url);
+  subscriber = createRedis(server.url, { blocking: true });
+});
+afterAll(async () => {
+  redis.disconnect();
+  subscriber.disconnect();
+  await server.close();
+});
+beforeEach(() => {
+  keys = createKeys(`t${uuidv4().slice(0, 8)}`);
+  store = createRequestStore(redis, keys, { ttlSeconds: 120 });
+});
+
+describe('request store', () => {
+  it('walks queued → in-progress → fulfilled → delivered, handing the result out once', async () => {
+    const id = uuidv4();
+    expect(await store.create(id, 'f', 'v')).toBe(true);
+    expect(await store.create(id, 'f', 'v')).toBe(false);
+    expect(await store.take(id)).toMatchObject({ kind: 'pending', state: 'queued', percent: 0 });
+    expect(await store.markInProgress(id, 10)).toBe('in-progress');
+    expect(await store.take(id)).toMatchObject({ kind: 'pending', state: 'in-progress', percent: 10 });
+    expect(await store.complete(id, result(200, '{"ok":true}'))).toBe(true);
+    const taken = await store.take(id);
+    expect(taken.kind).toBe('result');
+    if (taken.kind === 'result') {
+      expect(taken.result.status).toBe(200);
+      expect(taken.result.body.toString()).toBe('{"ok":true}');
+      expect(taken.functionId).toBe('f');
+    }
+    expect((await store.take(id)).kind).toBe('delivered');
+  });
+
+  it('never lets a late duplicate overwrite a terminal state', async () => {
+    const id = uuidv4();
+    await store.create(id, 'f', 'v');
+    expect(await store.complete(id, result(200, 'first'))).toBe(true);
+    expect(await store.complete(id, result(500, 'second'))).toBe(false);
+    expect(await store.markInProgress(id)).toBe('fulfilled');
+    const taken = await store.take(id);
+    expect(taken.kind === 'result' && taken.result.body.toString()).toBe('first');
+    // After delivery, the tombstone still blocks writes.
+    expect(await store.complete(id, result(200, 'third'))).toBe(false);
+    expect(await store.markInProgress(id)).toBe('delivered');
+  });
+
+  it('does not resurrect an unknown or expired request', async () => {
+    const id = uuidv4();
+    expect(await store.markInProgress(id)).toBe('missing');
+    expect(await store.complete(id, result(200, 'x'))).toBe(false);
+    expect((await store.take(id)).kind).toBe('missing');
+    expect(await redis.exists(keys.request(id))).toBe(0);
+  });
+
+  it('puts a TTL on every record', async () => {
+    const id = uuidv4();
+    await store.create(id, 'f', 'v');
+    const ttl = await redis.ttl(keys.request(id));
+    expect(ttl).toBeGreaterThan(100);
+    expect(ttl).toBeLessThanOrEqual(120);
+  });
+
+  it('keeps binary bodies byte for byte', async () => {
+    const id = uuidv4();
+    await store.create(id, 'f', 'v');
+    const body = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    await store.complete(id, { status: 200, contentType: 'application/octet-stream', body });
+    const taken = await store.take(id);
+    expect(taken.kind === 'result' && Buffer.compare(taken.result.body, body)).toBe(0);
+  });
+});
+
+describe('completion waiter', () => {
+  it('wakes a waiter registered before completion, via one shared subscription', async () => {
+    const waiter = createCompletionWaiter(subscriber, keys);
+    await waiter.start();
+    try {
+      const ids = [uuidv4(), uuidv4(), uuidv4()];
+      for (const id of ids) await store.create(id, 'f', 'v');
+      const waits = ids.map((id) => waiter.register(id, Date.now() + 10_000));
+      expect(waiter.pending).toBe(3);
+      await store.complete(ids[1] as string, result(200, 'x'));
+      expect(await waits[1]?.outcome).toBe('completed');
+      expect(waiter.pending).toBe(2);
+      const numsub = (await redis.pubsub('NUMSUB', keys.completions)) as [string, number];
+      expect(Number(numsub[1])).toBe(1);
+      for (const w of waits) w.settle('aborted');
+    } finally {
+      await waiter.close();
+    }
+  });
+
+  it('times out at the deadline and honours an abort signal', async () => {
+    const waiter = createCompletionWaiter(subscriber, keys);
+    await waiter.start();
+    try {
+      const t0 = Date.now();
+      const timedOut = waiter.register(uuidv4(), t0 + 150);
+      expect(await timedOut.outcome).toBe('timeout');
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
+      const ac = new AbortController();
+      const aborted = waiter.register(uuidv4(), Date.now() + 10_000, ac.signal);
+      ac.abort();
+      expect(await aborted.outcome).toBe('aborted');
+      expect(waiter.pending).toBe(0);
+    } finally {
+      await waiter.close();
+    }
+  });
+});

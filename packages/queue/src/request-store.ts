@@ -1,0 +1,83 @@
+import type { Redis } from 'ioredis';
+import type { Keys } from './keys.ts';
+import { withRequestScripts } from './lua-scripts.ts';
+
+export const REQUEST_STATES = ['queued', 'in-progress', 'fulfilled', 'errored', 'delivered'] as const;
+export type RequestState = (typeof REQUEST_STATES)[number];
+
+/** What a function answered: an HTTP-shaped response, stored verbatim and returned verbatim. */
+export interface InvocationResult {
+  status: number;
+  contentType: string;
+  body: Buffer;
+  headers?: Record<string, string>;
+}
+
+export type RequestView =
+  | { kind: 'missing' }
+  | { kind: 'delivered'; functionId: string; versionId: string }
+  | { kind: 'pending'; state: 'queued' | 'in-progress'; percent: number; functionId: string; versionId: string }
+  | { kind: 'result'; functionId: string; versionId: string; result: InvocationResult };
+
+export interface RequestStore {
+  /** Records a new invocation (state `queued`). False when the id already exists. */
+  create(requestId: string, functionId: string, versionId: string): Promise<boolean>;
+  /** Moves to `in-progress` unless terminal; returns the resulting state, or 'missing' (expired/unknown). */
+  markInProgress(requestId: string, percent?: number): Promise<RequestState | 'missing'>;
+  /** Stores a terminal result and publishes the completion. False when a terminal state already existed. */
+  complete(requestId: string, result: InvocationResult): Promise<boolean>;
+  /** Reads the request; a terminal result is handed out exactly once (then the id answers 'delivered'). */
+  take(requestId: string): Promise<RequestView>;
+}
+
+/**
+ * The invocation record: one hash per request with a TTL, shared by every gateway and worker.
+ * All transitions are Lua scripts, so racing workers and gateways see one order of events.
+ */
+export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds: number }): RequestStore {
+  const r = withRequestScripts(redis);
+  const ttl = opts.ttlSeconds;
+  return {
+    async create(requestId, functionId, versionId) {
+      return (await r.nvcfCreateRequest(keys.request(requestId), ttl, functionId, versionId, Date.now())) === 1;
+    },
+    async markInProgress(requestId, percent = 0) {
+      const state = await r.nvcfMarkInProgress(keys.request(requestId), percent, Date.now(), ttl);
+      return state as RequestState | 'missing';
+    },
+    async complete(requestId, result) {
+      const state = result.status < 400 ? 'fulfilled' : 'errored';
+      const stored = await r.nvcfCompleteRequest(
+        keys.request(requestId),
+        state,
+        result.status,
+        result.contentType,
+        JSON.stringify(result.headers ?? {}),
+        result.body,
+        Date.now(),
+        ttl,
+        keys.completions,
+        requestId,
+      );
+      return stored === 1;
+    },
+    async take(requestId) {
+      const v = await r.nvcfTakeResultBuffer(keys.request(requestId));
+      if (v.length === 0 || !v[0]) return { kind: 'missing' };
+      const state = v[0].toString() as RequestState;
+      const functionId = v[2]?.toString() ?? '';
+      const versionId = v[3]?.toString() ?? '';
+      if (state === 'delivered') return { kind: 'delivered', functionId, versionId };
+      if (state === 'queued' || state === 'in-progress') {
+        return { kind: 'pending', state, percent: Number(v[1]?.toString() ?? 0), functionId, versionId };
+      }
+      const result: InvocationResult = {
+        status: Number(v[4]?.toString()),
+        contentType: v[5]?.toString() ?? 'application/octet-stream',
+        body: v[7] ?? Buffer.alloc(0),
+        headers: JSON.parse(v[6]?.toString() || '{}') as Record<string, string>,
+      };
+      return { kind: 'result', functionId, versionId, result };
+    },
+  };
+}

@@ -1,0 +1,2 @@
+export * from './free-port.ts';
+export * from './redis-server.ts';

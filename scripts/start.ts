@@ -1,0 +1,71 @@
+/**
+ * Quick start: example models + Redis + one gateway + one worker, in the foreground. Ctrl-C stops all.
+ * Redis: REDIS_URL when set, else a redis-server from PATH on a free port (data under .data/redis).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { generateExampleRepository } from '@nvcf/models';
+import { REDIS_INSTALL_HINT, type RedisHandle, startRedis } from '@nvcf/testing';
+
+const root = resolve(import.meta.dirname, '..');
+const modelRepository = resolve(root, process.env.MODEL_REPOSITORY ?? 'model-repository');
+const gatewayPort = process.env.GATEWAY_PORT ?? '8080';
+
+await generateExampleRepository(modelRepository);
+
+let redis: RedisHandle;
+try {
+  const persistDir = resolve(root, '.data/redis');
+  mkdirSync(persistDir, { recursive: true });
+  redis = await startRedis({ persistDir });
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n${REDIS_INSTALL_HINT}\n`);
+  process.exit(1);
+}
+
+const env = { ...process.env, REDIS_URL: redis.url, MODEL_REPOSITORY: modelRepository, GATEWAY_PORT: gatewayPort };
+const children: ChildProcess[] = [];
+const launch = (name: string, script: string) => {
+  const child = spawn(process.execPath, [resolve(root, script)], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      process.stderr.write(`${name} exited (${signal ?? code}); stopping\n`);
+      void stop(1);
+    }
+  });
+  children.push(child);
+};
+
+let stopping = false;
+async function stop(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise<void>((r) => {
+          if (c.exitCode !== null || c.signalCode !== null) return r();
+          c.once('exit', () => r());
+          c.kill('SIGTERM');
+        }),
+    ),
+  );
+  await redis.close();
+  process.exit(code);
+}
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
+
+launch('worker', 'apps/worker/src/main.ts');
+launch('gateway', 'apps/gateway/src/main.ts');
+
+process.stderr.write(
+  [
+    '',
+    `  NVCF gateway   http://127.0.0.1:${gatewayPort}   (redis: ${redis.url}, models: ${modelRepository})`,
+    `  list functions curl -s http://127.0.0.1:${gatewayPort}/v2/nvcf/functions`,
+    '  Ctrl-C stops everything.',
+    '',
+  ].join('\n'),
+);
