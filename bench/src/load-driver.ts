@@ -38,10 +38,17 @@ export async function runLoad(call: Call, opts: LoadOptions): Promise<LoadResult
   const errorKinds = new Map<string, number>();
   let errors = 0;
 
-  const timers = [
-    setTimeout(() => opts.onWindowStart?.(), opts.warmupMs),
-    setTimeout(() => opts.onWindowEnd?.(), opts.warmupMs + opts.measureMs),
-  ];
+  // Each hook fires once: on its timer, or after the loops when the loops beat the timer to the window's end.
+  const once = (fn: (() => void) | undefined) => {
+    let fired = false;
+    return () => {
+      if (!fired) fn?.();
+      fired = true;
+    };
+  };
+  const startHook = once(opts.onWindowStart);
+  const endHook = once(opts.onWindowEnd);
+  const timers = [setTimeout(startHook, opts.warmupMs), setTimeout(endHook, opts.warmupMs + opts.measureMs)];
   const loop = async () => {
     while (performance.now() < windowEnd) {
       const t0 = performance.now();
@@ -66,6 +73,8 @@ export async function runLoad(call: Call, opts: LoadOptions): Promise<LoadResult
     await Promise.all(Array.from({ length: opts.concurrency }, loop));
   } finally {
     for (const t of timers) clearTimeout(t);
+    startHook();
+    endHook();
   }
   const summary = summarize(latencies);
   return {

@@ -56,7 +56,10 @@ export function spawnNode(name: string, script: string, env: Record<string, stri
     died,
     waitForLine(pattern, timeoutMs) {
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => done(new Error(`${name}: no line matching ${pattern} within ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () => done(new Error(`${name}: no line matching ${pattern} within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         const onLine = (line: string) => {
           if (pattern.test(line)) done(undefined, line);
         };

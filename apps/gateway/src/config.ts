@@ -1,4 +1,4 @@
-import { envInt, envString, parseEnvConfig, sharedEnv } from '@nvcf/service-kit';
+import { envInt, envString, loadEnvConfig, sharedEnv } from '@nvcf/service-kit';
 import { z } from 'zod';
 
 export const GatewayEnv = z.object({
@@ -42,7 +42,5 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
 
 /** Parses the environment once; throws with every problem listed. */
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  const r = parseEnvConfig(GatewayEnv, env);
-  if (!r.ok) throw new Error(`invalid gateway configuration:\n  - ${r.problems.join('\n  - ')}`);
-  return toGatewayConfig(r.config);
+  return toGatewayConfig(loadEnvConfig(GatewayEnv, env, 'gateway'));
 }

@@ -1,4 +1,4 @@
-import { envInt, envString, parseEnvConfig, sharedEnv } from '@nvcf/service-kit';
+import { envInt, envString, loadEnvConfig, sharedEnv } from '@nvcf/service-kit';
 import { z } from 'zod';
 
 const providerList = envString('cuda,cpu').transform((s) =>
@@ -70,7 +70,5 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
 
 /** Parses the environment once; throws with every problem listed. */
 export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  const r = parseEnvConfig(WorkerEnv, env);
-  if (!r.ok) throw new Error(`invalid worker configuration:\n  - ${r.problems.join('\n  - ')}`);
-  return toWorkerConfig(r.config);
+  return toWorkerConfig(loadEnvConfig(WorkerEnv, env, 'worker'));
 }

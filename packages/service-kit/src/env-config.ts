@@ -14,6 +14,13 @@ export function parseEnvConfig<S extends z.ZodType>(
   return { ok: false, problems };
 }
 
+/** For libraries and tests: the parsed config, or an Error listing every problem. */
+export function loadEnvConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv, app: string): z.infer<S> {
+  const result = parseEnvConfig(schema, env);
+  if (result.ok) return result.config;
+  throw new Error(`invalid ${app} configuration:\n  - ${result.problems.join('\n  - ')}`);
+}
+
 /** For `main.ts`: print every problem and exit 1 on invalid config. */
 export function loadEnvConfigOrExit<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv, app: string): z.infer<S> {
   const result = parseEnvConfig(schema, env);

@@ -1,0 +1,122 @@
+import { resolve } from 'node:path';
+import { freePort } from '@nvcf/testing';
+import { modelFunctionId } from '@nvcf/worker';
+import { createHttpClient, type HttpClient } from './http-client.ts';
+import type { Call } from './load-driver.ts';
+import { type NodeChild, spawnNode } from './node-child.ts';
+import type { Payload } from './payloads.ts';
+
+const repoRoot = resolve(import.meta.dirname, '../..');
+
+export interface ProductStackOptions {
+  redisUrl: string;
+  keyPrefix: string;
+  modelRepository: string;
+  /** Models that must be ACTIVE before the stack counts as ready. */
+  models: string[];
+  logLevel: string;
+  workerConcurrency: number;
+  /** Keep-alive connections the client may open: at least the highest concurrency driven. */
+  maxSockets: number;
+}
+
+/** The product as deployed: a gateway process and one worker process sharing one Redis. */
+export interface ProductStack {
+  url: string;
+  gateway: NodeChild;
+  worker: NodeChild;
+  client: HttpClient;
+  close(): Promise<void>;
+}
+
+export async function startProductStack(opts: ProductStackOptions): Promise<ProductStack> {
+  const shared = {
+    REDIS_URL: opts.redisUrl,
+    NVCF_KEY_PREFIX: opts.keyPrefix,
+    LOG_LEVEL: opts.logLevel,
+  };
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const gateway = spawnNode('gateway', resolve(repoRoot, 'apps/gateway/src/main.ts'), {
+    ...shared,
+    GATEWAY_HOST: '127.0.0.1',
+    GATEWAY_PORT: String(port),
+  });
+  const worker = spawnNode('worker', resolve(repoRoot, 'apps/worker/src/main.ts'), {
+    ...shared,
+    MODEL_REPOSITORY: opts.modelRepository,
+    WORKER_ID: 'bench-worker',
+    ORT_EXECUTION_PROVIDERS: 'cpu',
+    ORT_INTRA_OP_THREADS: '1',
+    ORT_INTER_OP_THREADS: '1',
+    WORKER_CONCURRENCY: String(opts.workerConcurrency),
+  });
+  const client = createHttpClient(url, opts.maxSockets);
+  const close = async () => {
+    client.close();
+    await Promise.all([gateway.stop(), worker.stop()]);
+  };
+  try {
+    const ready = waitUntilActive(client, opts.models.map(modelFunctionId), 60_000);
+    await Promise.race([ready, gateway.died, worker.died]);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { url, gateway, worker, client, close };
+}
+
+/** Polls `GET /v2/nvcf/functions` until every function is ACTIVE (its worker loaded it and heartbeats). */
+async function waitUntilActive(client: HttpClient, functionIds: string[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'gateway not answering';
+  while (Date.now() < deadline) {
+    try {
+      const res = await client.request('GET', '/v2/nvcf/functions');
+      if (res.status === 200) {
+        const { functions } = JSON.parse(res.body.toString()) as { functions: { id: string; status: string }[] };
+        const states = functionIds.map((id) => functions.find((f) => f.id === id)?.status ?? 'MISSING');
+        if (states.every((s) => s === 'ACTIVE')) return;
+        last = `function states ${states.join(', ')}`;
+      } else {
+        last = `GET /v2/nvcf/functions answered ${res.status}`;
+      }
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`product stack not ready within ${timeoutMs} ms: ${last}`);
+}
+
+/** (b) One pexec through gateway, Redis and worker; anything but a 200 within the poll window is an error. */
+export function pexecCall(client: HttpClient, payload: Payload, pollSeconds: number): Call {
+  const path = `/v2/nvcf/pexec/functions/${modelFunctionId(payload.model)}`;
+  const headers = { 'content-type': 'application/json', 'nvcf-poll-seconds': String(pollSeconds) };
+  return async () => {
+    const res = await client.request('POST', path, payload.json, headers);
+    if (res.status !== 200) throw new Error(`HTTP ${res.status}${problemTitle(res.body)}`);
+  };
+}
+
+/** Checks once, outside the timing, that a pexec answers a KServe V2 response with the expected outputs. */
+export async function checkPexecAnswer(client: HttpClient, payload: Payload, pollSeconds: number): Promise<void> {
+  const path = `/v2/nvcf/pexec/functions/${modelFunctionId(payload.model)}`;
+  const headers = { 'content-type': 'application/json', 'nvcf-poll-seconds': String(pollSeconds) };
+  const res = await client.request('POST', path, payload.json, headers);
+  if (res.status !== 200) throw new Error(`pexec ${payload.model}: HTTP ${res.status} ${res.body.toString()}`);
+  const { outputs } = JSON.parse(res.body.toString()) as { outputs: { name: string }[] };
+  const names = outputs.map((o) => o.name).sort();
+  if (names.join() !== [...payload.outputs].sort().join()) {
+    throw new Error(`pexec ${payload.model}: unexpected outputs ${names.join(', ')}`);
+  }
+}
+
+function problemTitle(body: Buffer): string {
+  try {
+    const { title } = JSON.parse(body.toString()) as { title?: string };
+    return title ? ` ${title}` : '';
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,125 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { LoadResult } from './load-driver.ts';
+
+export const MODES = ['inproc', 'pexec', 'bullmq-floor'] as const;
+export type Mode = (typeof MODES)[number];
+
+export interface RunRecord extends LoadResult {
+  model: string;
+  mode: Mode;
+  /** % of one core per process during the window. */
+  cpuPercent: Record<string, number>;
+}
+
+export interface Comparison {
+  model: string;
+  concurrency: number;
+  /** pexec rps / floor rps: 1 means the product adds nothing to the queue round trip's throughput. */
+  pexecFloorThroughput: number;
+  /** pexec p50 / floor p50. */
+  pexecFloorP50: number;
+}
+
+export interface BenchReport {
+  timestamp: string;
+  machine: Record<string, unknown>;
+  config: Record<string, unknown>;
+  runs: RunRecord[];
+  comparisons: Comparison[];
+}
+
+export function compare(runs: RunRecord[]): Comparison[] {
+  const out: Comparison[] = [];
+  for (const pexec of runs.filter((r) => r.mode === 'pexec')) {
+    const floor = runs.find(
+      (r) => r.mode === 'bullmq-floor' && r.model === pexec.model && r.concurrency === pexec.concurrency,
+    );
+    if (!floor) continue;
+    out.push({
+      model: pexec.model,
+      concurrency: pexec.concurrency,
+      pexecFloorThroughput: pexec.rps / floor.rps,
+      pexecFloorP50: pexec.p50Ms / floor.p50Ms,
+    });
+  }
+  return out;
+}
+
+const fmt = (v: number | undefined, digits = 2) => (v === undefined || Number.isNaN(v) ? '-' : v.toFixed(digits));
+const rps = (v: number | undefined) => (v === undefined ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
+const ms = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? '-' : v < 10 ? v.toFixed(3) : v.toFixed(1));
+
+function renderTable(header: string[], rows: string[][], leftColumns: number): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** The main table: one row per model and concurrency, the three modes side by side, then the ratios. */
+export function formatTable(report: BenchReport): string {
+  const keys = [...new Set(report.runs.map((r) => `${r.model}\u0000${r.concurrency}`))];
+  const rows = keys.map((k) => {
+    const [model, c] = k.split('\u0000') as [string, string];
+    const get = (mode: Mode) =>
+      report.runs.find((r) => r.model === model && r.concurrency === Number(c) && r.mode === mode);
+    const [a, b, f] = [get('inproc'), get('pexec'), get('bullmq-floor')];
+    const cmp = report.comparisons.find((x) => x.model === model && x.concurrency === Number(c));
+    return [
+      model,
+      c,
+      rps(a?.rps),
+      ms(a?.p50Ms),
+      ms(a?.p99Ms),
+      rps(b?.rps),
+      ms(b?.p50Ms),
+      ms(b?.p99Ms),
+      String(b?.errors ?? '-'),
+      rps(f?.rps),
+      ms(f?.p50Ms),
+      ms(f?.p99Ms),
+      String(f?.errors ?? '-'),
+      fmt(cmp?.pexecFloorThroughput),
+      fmt(cmp?.pexecFloorP50),
+    ];
+  });
+  const header = [
+    'model',
+    'conc',
+    'inproc rps',
+    'p50 ms',
+    'p99 ms',
+    'pexec rps',
+    'p50 ms',
+    'p99 ms',
+    'err',
+    'floor rps',
+    'p50 ms',
+    'p99 ms',
+    'err',
+    'pexec/floor rps',
+    'pexec/floor p50',
+  ];
+  return renderTable(header, rows, 2);
+}
+
+/** Where the CPU went in each window: the first place to look for the bottleneck on a small machine. */
+export function formatCpuTable(report: BenchReport): string {
+  const names = [...new Set(report.runs.flatMap((r) => Object.keys(r.cpuPercent)))];
+  if (names.length === 0) return '';
+  const rows = report.runs.map((r) => {
+    const total = Object.values(r.cpuPercent).reduce((s, v) => s + v, 0);
+    return [r.model, String(r.concurrency), r.mode, ...names.map((n) => fmt(r.cpuPercent[n], 0)), fmt(total, 0)];
+  });
+  return renderTable(['model', 'conc', 'mode', ...names.map((n) => `${n} %`), 'total %'], rows, 3);
+}
+
+/** Writes `<dir>/<timestamp>.json` and `<dir>/latest.json`; returns their paths. */
+export async function writeReport(dir: string, report: BenchReport): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const json = `${JSON.stringify(report, null, 2)}\n`;
+  const paths = [join(dir, `${report.timestamp.replace(/[:.]/g, '-')}.json`), join(dir, 'latest.json')];
+  for (const p of paths) await writeFile(p, json);
+  return paths;
+}
