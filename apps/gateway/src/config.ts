@@ -8,6 +8,7 @@ export const GatewayEnv = z.object({
   MAX_REQUEST_BODY_BYTES: envInt(5 * 1024 * 1024, 1),
   DEFAULT_POLL_SECONDS: envInt(60, 1, 3600),
   JOB_ATTEMPTS: envInt(3, 1, 100),
+  FUNCTION_CACHE_MS: envInt(1000, 0, 60_000),
   NVCF_NCA_ID: envString('self-hosted'),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnv>;
@@ -21,6 +22,7 @@ export interface GatewayConfig {
   maxRequestBodyBytes: number;
   defaultPollSeconds: number;
   jobAttempts: number;
+  functionCacheMs: number;
   ncaId: string;
   logLevel: string;
 }
@@ -35,6 +37,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     maxRequestBodyBytes: env.MAX_REQUEST_BODY_BYTES,
     defaultPollSeconds: env.DEFAULT_POLL_SECONDS,
     jobAttempts: env.JOB_ATTEMPTS,
+    functionCacheMs: env.FUNCTION_CACHE_MS,
     ncaId: env.NVCF_NCA_ID,
     logLevel: env.LOG_LEVEL,
   };

@@ -11,6 +11,7 @@ import {
 import { createLogger, type Logger } from '@nvcf/service-kit';
 import { createGatewayApp } from './app.ts';
 import type { GatewayConfig } from './config.ts';
+import { createFunctionResolver } from './invocation/function-resolver.ts';
 import { createInvocationService } from './invocation/invocation-service.ts';
 
 export interface RunningGateway {
@@ -34,7 +35,8 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     keepFinishedSeconds: config.requestTtlSeconds,
     attempts: config.jobAttempts,
   });
-  const invocations = createInvocationService({ registry, store, producer, completions });
+  const functions = createFunctionResolver(registry, { cacheMs: config.functionCacheMs });
+  const invocations = createInvocationService({ functions, store, producer, completions });
   const app = createGatewayApp({
     logger: log,
     redis,

@@ -2,7 +2,7 @@ import type { LoadedModel } from '@nvcf/models';
 import { isAppError } from '@nvcf/protocol';
 import type { InvocationProcessor, InvocationResult, RequestStore } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
-import { runKserveJson } from './inference/kserve-invoker.ts';
+import { decodeKserveJson, runKserveJson } from './inference/kserve-invoker.ts';
 import { problemResult } from './inference/problem-result.ts';
 
 export interface ProcessorDeps {
@@ -21,17 +21,21 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
   const { store, model } = deps;
   return async (job, ctx) => {
     const log = deps.logger.child({ requestId: job.requestId, functionId: job.functionId, versionId: job.versionId });
-    const state = await store.markInProgress(job.requestId);
-    if (state !== 'in-progress') {
-      // A stalled job re-delivered after its result was stored, or a request whose record expired.
-      log.info({ state, attempt: ctx.attempt }, 'job skipped: request already settled');
-      return;
-    }
     const started = performance.now();
-    let result: InvocationResult;
+    // The claim's round trip overlaps decoding; its answer is awaited before the model runs.
+    const claim = store.markInProgress(job.requestId, job.functionId, job.versionId);
+    let result: InvocationResult | undefined;
     try {
-      result = await runKserveJson(model, job.input, { maxElements: deps.maxTensorElements });
+      const request = decodeKserveJson(job.input, { maxElements: deps.maxTensorElements });
+      const state = await claim;
+      if (state !== 'in-progress') {
+        // A stalled job re-delivered after its result was stored: nothing to do.
+        log.info({ state, attempt: ctx.attempt }, 'job skipped: request already settled');
+        return;
+      }
+      result = await runKserveJson(model, request);
     } catch (err) {
+      await claim.catch(() => undefined);
       if (isAppError(err) && !err.retryable) {
         result = problemResult(err.httpStatus, err.message, 'inference-service', job.requestId);
       } else if (ctx.attempt < ctx.maxAttempts) {
@@ -48,6 +52,6 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
       }
     }
     const stored = await store.complete(job.requestId, result);
-    log.info({ status: result.status, ms: Math.round(performance.now() - started), stored }, 'job done');
+    log.debug({ status: result.status, ms: Math.round(performance.now() - started), stored }, 'job done');
   };
 }

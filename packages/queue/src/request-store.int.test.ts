@@ -40,7 +40,7 @@ describe('request store', () => {
     expect(await store.create(id, 'f', 'v')).toBe(true);
     expect(await store.create(id, 'f', 'v')).toBe(false);
     expect(await store.take(id)).toMatchObject({ kind: 'pending', state: 'queued', percent: 0 });
-    expect(await store.markInProgress(id, 10)).toBe('in-progress');
+    expect(await store.markInProgress(id, 'f', 'v', 10)).toBe('in-progress');
     expect(await store.take(id)).toMatchObject({ kind: 'pending', state: 'in-progress', percent: 10 });
     expect(await store.complete(id, result(200, '{"ok":true}'))).toBe(true);
     const taken = await store.take(id);
@@ -58,20 +58,27 @@ describe('request store', () => {
     await store.create(id, 'f', 'v');
     expect(await store.complete(id, result(200, 'first'))).toBe(true);
     expect(await store.complete(id, result(500, 'second'))).toBe(false);
-    expect(await store.markInProgress(id)).toBe('fulfilled');
+    expect(await store.markInProgress(id, 'f', 'v')).toBe('fulfilled');
     const taken = await store.take(id);
     expect(taken.kind === 'result' && taken.result.body.toString()).toBe('first');
     // After delivery, the tombstone still blocks writes.
     expect(await store.complete(id, result(200, 'third'))).toBe(false);
-    expect(await store.markInProgress(id)).toBe('delivered');
+    expect(await store.markInProgress(id, 'f', 'v')).toBe('delivered');
   });
 
-  it('does not resurrect an unknown or expired request', async () => {
+  it('a result for an unknown or expired request is not stored', async () => {
     const id = uuidv4();
-    expect(await store.markInProgress(id)).toBe('missing');
     expect(await store.complete(id, result(200, 'x'))).toBe(false);
     expect((await store.take(id)).kind).toBe('missing');
     expect(await redis.exists(keys.request(id))).toBe(0);
+  });
+
+  it('a worker that takes a job before its record exists creates it, and the late create changes nothing', async () => {
+    const id = uuidv4();
+    expect(await store.markInProgress(id, 'f', 'v', 5)).toBe('in-progress');
+    expect(await store.create(id, 'f', 'v')).toBe(false);
+    expect(await store.take(id)).toMatchObject({ kind: 'pending', state: 'in-progress', percent: 5, functionId: 'f' });
+    expect(await redis.ttl(keys.request(id))).toBeGreaterThan(100);
   });
 
   it('puts a TTL on every record', async () => {

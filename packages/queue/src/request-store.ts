@@ -22,8 +22,11 @@ export type RequestView =
 export interface RequestStore {
   /** Records a new invocation (state `queued`). False when the id already exists. */
   create(requestId: string, functionId: string, versionId: string): Promise<boolean>;
-  /** Moves to `in-progress` unless terminal; returns the resulting state, or 'missing' (expired/unknown). */
-  markInProgress(requestId: string, percent?: number): Promise<RequestState | 'missing'>;
+  /**
+   * Moves to `in-progress` unless terminal, creating the record when it is missing (its create may still
+   * be in flight, or it expired while queued). Returns the resulting state.
+   */
+  markInProgress(requestId: string, functionId: string, versionId: string, percent?: number): Promise<RequestState>;
   /** Stores a terminal result and publishes the completion. False when a terminal state already existed. */
   complete(requestId: string, result: InvocationResult): Promise<boolean>;
   /** Reads the request; a terminal result is handed out exactly once (then the id answers 'delivered'). */
@@ -41,9 +44,10 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
     async create(requestId, functionId, versionId) {
       return (await r.nvcfCreateRequest(keys.request(requestId), ttl, functionId, versionId, Date.now())) === 1;
     },
-    async markInProgress(requestId, percent = 0) {
-      const state = await r.nvcfMarkInProgress(keys.request(requestId), percent, Date.now(), ttl);
-      return state as RequestState | 'missing';
+    async markInProgress(requestId, functionId, versionId, percent = 0) {
+      const key = keys.request(requestId);
+      const state = await r.nvcfMarkInProgress(key, percent, Date.now(), ttl, functionId, versionId);
+      return state as RequestState;
     },
     async complete(requestId, result) {
       const state = result.status < 400 ? 'fulfilled' : 'errored';

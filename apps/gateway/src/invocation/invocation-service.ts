@@ -1,6 +1,5 @@
 import type {
   CompletionWaiter,
-  FunctionRegistry,
   InvocationInput,
   InvocationProducer,
   InvocationResult,
@@ -8,7 +7,7 @@ import type {
   Waiter,
 } from '@nvcf/queue';
 import { v4 as uuidv4 } from 'uuid';
-import { resolveFunctionVersion } from './function-resolver.ts';
+import type { FunctionResolver } from './function-resolver.ts';
 
 /** What a pexec call or a status poll ends with. */
 export type InvocationOutcome =
@@ -32,7 +31,7 @@ export interface InvocationService {
 }
 
 export interface InvocationDeps {
-  registry: FunctionRegistry;
+  functions: FunctionResolver;
   store: RequestStore;
   producer: InvocationProducer;
   completions: CompletionWaiter;
@@ -44,7 +43,7 @@ export interface InvocationDeps {
  * answer a later status poll.
  */
 export function createInvocationService(deps: InvocationDeps): InvocationService {
-  const { registry, store, producer, completions } = deps;
+  const { functions, store, producer, completions } = deps;
 
   /** Waits, then reads once. A client that left does not consume the result it can no longer receive. */
   async function settle(requestId: string, waiter: Waiter): Promise<InvocationOutcome> {
@@ -58,20 +57,23 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
 
   return {
     async invoke(req) {
-      const { fv } = await resolveFunctionVersion(registry, req.functionId, req.versionId);
+      const { fv } = await functions.resolve(req.functionId, req.versionId);
       const requestId = uuidv4();
-      await store.create(requestId, fv.id, fv.versionId);
       // Registered before the add: a fast worker can publish the completion before `enqueue` returns.
       const waiter = completions.register(requestId, Date.now() + req.pollSeconds * 1000, req.signal);
       try {
-        await producer.enqueue({
-          requestId,
-          functionId: fv.id,
-          versionId: fv.versionId,
-          input: req.input,
-          headers: req.headers,
-          enqueuedAt: Date.now(),
-        });
+        // One round trip for both: the worker creates the record itself if the job overtakes it.
+        await Promise.all([
+          store.create(requestId, fv.id, fv.versionId),
+          producer.enqueue({
+            requestId,
+            functionId: fv.id,
+            versionId: fv.versionId,
+            input: req.input,
+            headers: req.headers,
+            enqueuedAt: Date.now(),
+          }),
+        ]);
       } catch (err) {
         waiter.settle('aborted');
         throw err;
