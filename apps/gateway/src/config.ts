@@ -9,6 +9,7 @@ export const GatewayEnv = z.object({
   DEFAULT_POLL_SECONDS: envInt(60, 1, 3600),
   JOB_ATTEMPTS: envInt(3, 1, 100),
   FUNCTION_CACHE_MS: envInt(1000, 0, 60_000),
+  INLINE_RESULT_MAX_BYTES: envInt(64 * 1024, 0, 5 * 1024 * 1024),
   NVCF_NCA_ID: envString('self-hosted'),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnv>;
@@ -23,6 +24,7 @@ export interface GatewayConfig {
   defaultPollSeconds: number;
   jobAttempts: number;
   functionCacheMs: number;
+  maxInlineResultBytes: number;
   ncaId: string;
   logLevel: string;
 }
@@ -38,6 +40,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     defaultPollSeconds: env.DEFAULT_POLL_SECONDS,
     jobAttempts: env.JOB_ATTEMPTS,
     functionCacheMs: env.FUNCTION_CACHE_MS,
+    maxInlineResultBytes: env.INLINE_RESULT_MAX_BYTES,
     ncaId: env.NVCF_NCA_ID,
     logLevel: env.LOG_LEVEL,
   };

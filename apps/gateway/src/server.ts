@@ -9,6 +9,7 @@ import {
   createRequestStore,
 } from '@nvcf/queue';
 import { createLogger, type Logger } from '@nvcf/service-kit';
+import { v4 as uuidv4 } from 'uuid';
 import { createGatewayApp } from './app.ts';
 import type { GatewayConfig } from './config.ts';
 import { createFunctionResolver } from './invocation/function-resolver.ts';
@@ -27,7 +28,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const keys = createKeys(config.keyPrefix);
   const redis = createRedis(config.redisUrl, { name: 'gateway' });
   const subscriber = createRedis(config.redisUrl, { blocking: true, name: 'gateway-sub' });
-  const completions = createCompletionWaiter(subscriber, keys);
+  const completions = createCompletionWaiter(subscriber, keys, uuidv4());
   await completions.start();
   const registry = createFunctionRegistry(redis, keys);
   const store = createRequestStore(redis, keys, { ttlSeconds: config.requestTtlSeconds });
@@ -36,7 +37,14 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     attempts: config.jobAttempts,
   });
   const functions = createFunctionResolver(registry, { cacheMs: config.functionCacheMs });
-  const invocations = createInvocationService({ functions, store, producer, completions });
+  const invocations = createInvocationService({
+    functions,
+    store,
+    producer,
+    completions,
+    maxInlineResultBytes: config.maxInlineResultBytes,
+    onBackgroundError: (err, requestId) => log.warn({ err, requestId }, 'marking an inline result delivered failed'),
+  });
   const app = createGatewayApp({
     logger: log,
     redis,

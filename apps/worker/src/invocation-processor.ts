@@ -51,7 +51,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
         );
       }
     }
-    const stored = await store.complete(job.requestId, result);
+    const stored = await store.complete(job.requestId, result, job.reply);
     log.debug({ status: result.status, ms: Math.round(performance.now() - started), stored }, 'job done');
   };
 }

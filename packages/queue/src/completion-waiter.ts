@@ -1,8 +1,10 @@
 import type { Redis } from 'ioredis';
 import { DeadlineQueue } from './deadline-queue.ts';
 import type { Keys } from './keys.ts';
+import { type InvocationResult, parseReplyFrame } from './request-store.ts';
 
-export type WaitOutcome = 'completed' | 'timeout' | 'aborted';
+/** How a wait ended. `completed` carries the result when it arrived inline on this process's reply channel. */
+export type WaitOutcome = { kind: 'completed'; result?: InvocationResult } | { kind: 'timeout' } | { kind: 'aborted' };
 
 export interface Waiter {
   readonly outcome: Promise<WaitOutcome>;
@@ -11,7 +13,9 @@ export interface Waiter {
 }
 
 export interface CompletionWaiter {
-  /** Subscribes; resolves once Redis confirmed the subscription. Call before serving traffic. */
+  /** This process's id: jobs it enqueues name it so their small results come back inline. */
+  readonly gatewayId: string;
+  /** Subscribes; resolves once Redis confirmed the subscriptions. Call before serving traffic. */
   start(): Promise<void>;
   /**
    * Registers interest in a request's completion. Register BEFORE the job is added: a fast worker
@@ -23,26 +27,45 @@ export interface CompletionWaiter {
   close(): Promise<void>;
 }
 
+const TIMEOUT: WaitOutcome = { kind: 'timeout' };
+const ABORTED: WaitOutcome = { kind: 'aborted' };
+const COMPLETED: WaitOutcome = { kind: 'completed' };
+
 /**
- * One subscription per process for every completion, fanned out through a map of waiters, and one
- * timer for all their deadlines. No listener, timer or Redis poll loop per request.
+ * One subscription per process for every completion (plus this process's inline-reply channel), fanned
+ * out through a map of waiters, and one timer for all their deadlines. No listener, timer or Redis poll
+ * loop per request.
  */
-export function createCompletionWaiter(subscriber: Redis, keys: Keys): CompletionWaiter {
+export function createCompletionWaiter(subscriber: Redis, keys: Keys, gatewayId: string): CompletionWaiter {
   const waiters = new Map<string, Set<(o: WaitOutcome) => void>>();
   const deadlines = new DeadlineQueue();
+  const replyChannel = keys.replies(gatewayId);
   let count = 0;
 
-  const onMessage = (channel: string, requestId: string) => {
-    if (channel !== keys.completions) return;
+  const wake = (requestId: string, outcome: WaitOutcome) => {
     const set = waiters.get(requestId);
     if (!set) return;
-    for (const settle of [...set]) settle('completed');
+    // An inline result is handed to one waiter: it is delivered once.
+    for (const settle of [...set]) {
+      settle(outcome);
+      if (outcome !== COMPLETED) outcome = COMPLETED;
+    }
+  };
+
+  const onMessage = (channel: Buffer, message: Buffer) => {
+    const name = channel.toString();
+    if (name === keys.completions) wake(message.toString(), COMPLETED);
+    else if (name === replyChannel) {
+      const reply = parseReplyFrame(message);
+      if (reply) wake(reply.requestId, { kind: 'completed', result: reply.result });
+    }
   };
 
   return {
+    gatewayId,
     async start() {
-      subscriber.on('message', onMessage);
-      await subscriber.subscribe(keys.completions);
+      subscriber.on('messageBuffer', onMessage);
+      await subscriber.subscribe(keys.completions, replyChannel);
     },
     register(requestId, deadline, signal) {
       let settleOutcome!: (o: WaitOutcome) => void;
@@ -56,8 +79,8 @@ export function createCompletionWaiter(subscriber: Redis, keys: Keys): Completio
       }
       count++;
       let done = false;
-      const onAbort = () => settle('aborted');
-      const timer = deadlines.add(deadline, () => settle('timeout'));
+      const onAbort = () => settle(ABORTED);
+      const timer = deadlines.add(deadline, () => settle(TIMEOUT));
       const settle = (o: WaitOutcome) => {
         if (done) return;
         done = true;
@@ -71,7 +94,7 @@ export function createCompletionWaiter(subscriber: Redis, keys: Keys): Completio
       };
       set.add(settle);
       if (signal) {
-        if (signal.aborted) settle('aborted');
+        if (signal.aborted) settle(ABORTED);
         else signal.addEventListener('abort', onAbort, { once: true });
       }
       return { outcome, settle };
@@ -81,9 +104,9 @@ export function createCompletionWaiter(subscriber: Redis, keys: Keys): Completio
     },
     async close() {
       deadlines.clear();
-      for (const set of [...waiters.values()]) for (const settle of [...set]) settle('aborted');
-      subscriber.off('message', onMessage);
-      await subscriber.unsubscribe(keys.completions).catch(() => {});
+      for (const set of [...waiters.values()]) for (const settle of [...set]) settle(ABORTED);
+      subscriber.off('messageBuffer', onMessage);
+      await subscriber.unsubscribe(keys.completions, replyChannel).catch(() => {});
     },
   };
 }

@@ -18,6 +18,11 @@ export const InvocationJob = z.object({
   /** Client headers the function may read (already stripped of credentials and hop-by-hop names). */
   headers: z.record(z.string(), z.string()).default({}),
   enqueuedAt: z.number().int(),
+  /**
+   * The accepting gateway, waiting for the result: results up to `maxInlineBytes` are published to it
+   * whole, saving it a read of the stored result.
+   */
+  reply: z.object({ gatewayId: z.uuid(), maxInlineBytes: z.number().int().min(0) }).optional(),
 });
 export type InvocationJob = z.infer<typeof InvocationJob>;
 

@@ -12,6 +12,8 @@ export interface Keys {
   request(requestId: string): string;
   /** Pub/sub channel carrying the request id of every invocation that reached a terminal state. */
   readonly completions: string;
+  /** Pub/sub channel of one gateway process: small results of the requests it accepted, inline. */
+  replies(gatewayId: string): string;
   /** Set of function ids. */
   readonly functionIds: string;
   /** Hash versionId → FunctionVersion JSON for one function. */
@@ -28,6 +30,7 @@ export function createKeys(prefix = 'nvcf'): Keys {
     queueName: (versionId) => `fv-${versionId}`,
     request: (requestId) => `${prefix}:req:${requestId}`,
     completions: `${prefix}:completions`,
+    replies: (gatewayId) => `${prefix}:replies:${gatewayId}`,
     functionIds: `${prefix}:functions`,
     functionVersions: (functionId) => `${prefix}:fn:${functionId}:versions`,
     versionWorkers: (versionId) => `${prefix}:fv:${versionId}:workers`,

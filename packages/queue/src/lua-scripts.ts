@@ -9,6 +9,7 @@ export interface RequestScripts {
   nvcfMarkInProgress(key: string, ...args: (string | number)[]): Promise<string>;
   nvcfCompleteRequest(key: string, ...args: (string | number | Buffer)[]): Promise<number>;
   nvcfTakeResultBuffer(key: string): Promise<(Buffer | null)[]>;
+  nvcfMarkDelivered(key: string): Promise<number>;
 }
 
 const SCRIPTS = {
@@ -16,6 +17,7 @@ const SCRIPTS = {
   nvcfMarkInProgress: 'mark-in-progress',
   nvcfCompleteRequest: 'complete-request',
   nvcfTakeResult: 'take-result',
+  nvcfMarkDelivered: 'mark-delivered',
 } as const;
 
 const sources = Object.fromEntries(Object.entries(SCRIPTS).map(([cmd, file]) => [cmd, script(file)]));

@@ -101,7 +101,7 @@ describe('request store', () => {
 
 describe('completion waiter', () => {
   it('wakes a waiter registered before completion, via one shared subscription', async () => {
-    const waiter = createCompletionWaiter(subscriber, keys);
+    const waiter = createCompletionWaiter(subscriber, keys, uuidv4());
     await waiter.start();
     try {
       const ids = [uuidv4(), uuidv4(), uuidv4()];
@@ -109,28 +109,64 @@ describe('completion waiter', () => {
       const waits = ids.map((id) => waiter.register(id, Date.now() + 10_000));
       expect(waiter.pending).toBe(3);
       await store.complete(ids[1] as string, result(200, 'x'));
-      expect(await waits[1]?.outcome).toBe('completed');
+      expect(await waits[1]?.outcome).toEqual({ kind: 'completed' });
       expect(waiter.pending).toBe(2);
       const numsub = (await redis.pubsub('NUMSUB', keys.completions)) as [string, number];
+      // One subscription per process, however many requests wait.
       expect(Number(numsub[1])).toBe(1);
-      for (const w of waits) w.settle('aborted');
+      for (const w of waits) w.settle({ kind: 'aborted' });
+    } finally {
+      await waiter.close();
+    }
+  });
+
+  it('hands a small result to the accepting gateway inline, and one waiter only', async () => {
+    const gatewayId = uuidv4();
+    const waiter = createCompletionWaiter(subscriber, keys, gatewayId);
+    await waiter.start();
+    try {
+      const small = uuidv4();
+      const big = uuidv4();
+      await store.create(small, 'f', 'v');
+      await store.create(big, 'f', 'v');
+      const first = waiter.register(small, Date.now() + 10_000);
+      const second = waiter.register(small, Date.now() + 10_000);
+      const bigWait = waiter.register(big, Date.now() + 10_000);
+      const body = Buffer.from([0, 10, 13, 255, 10]);
+      await store.complete(
+        small,
+        { status: 201, contentType: 'x/y', body, headers: { 'x-a': '1\n2' } },
+        { gatewayId, maxInlineBytes: 8 },
+      );
+      await store.complete(big, result(200, '0123456789'), { gatewayId, maxInlineBytes: 8 });
+      const got = await first.outcome;
+      expect(got.kind === 'completed' && got.result).toMatchObject({
+        status: 201,
+        contentType: 'x/y',
+        headers: { 'x-a': '1\n2' },
+      });
+      expect(got.kind === 'completed' && Buffer.compare(got.result?.body ?? Buffer.alloc(0), body)).toBe(0);
+      expect(await second.outcome).toEqual({ kind: 'completed' });
+      expect(await bigWait.outcome).toEqual({ kind: 'completed' });
+      await store.markDelivered(small);
+      expect((await store.take(small)).kind).toBe('delivered');
     } finally {
       await waiter.close();
     }
   });
 
   it('times out at the deadline and honours an abort signal', async () => {
-    const waiter = createCompletionWaiter(subscriber, keys);
+    const waiter = createCompletionWaiter(subscriber, keys, uuidv4());
     await waiter.start();
     try {
       const t0 = Date.now();
       const timedOut = waiter.register(uuidv4(), t0 + 150);
-      expect(await timedOut.outcome).toBe('timeout');
+      expect(await timedOut.outcome).toEqual({ kind: 'timeout' });
       expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
       const ac = new AbortController();
       const aborted = waiter.register(uuidv4(), Date.now() + 10_000, ac.signal);
       ac.abort();
-      expect(await aborted.outcome).toBe('aborted');
+      expect(await aborted.outcome).toEqual({ kind: 'aborted' });
       expect(waiter.pending).toBe(0);
     } finally {
       await waiter.close();

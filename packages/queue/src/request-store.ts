@@ -13,6 +13,11 @@ export interface InvocationResult {
   headers?: Record<string, string>;
 }
 
+export interface ReplyTarget {
+  gatewayId: string;
+  maxInlineBytes: number;
+}
+
 export type RequestView =
   | { kind: 'missing' }
   | { kind: 'delivered'; functionId: string; versionId: string }
@@ -27,8 +32,13 @@ export interface RequestStore {
    * be in flight, or it expired while queued). Returns the resulting state.
    */
   markInProgress(requestId: string, functionId: string, versionId: string, percent?: number): Promise<RequestState>;
-  /** Stores a terminal result and publishes the completion. False when a terminal state already existed. */
-  complete(requestId: string, result: InvocationResult): Promise<boolean>;
+  /**
+   * Stores a terminal result and publishes the completion (and, when `reply` is given and the body is
+   * small enough, the whole result to the accepting gateway). False when a terminal state already existed.
+   */
+  complete(requestId: string, result: InvocationResult, reply?: ReplyTarget): Promise<boolean>;
+  /** Marks a result handed out from an inline reply as delivered. */
+  markDelivered(requestId: string): Promise<void>;
   /** Reads the request; a terminal result is handed out exactly once (then the id answers 'delivered'). */
   take(requestId: string): Promise<RequestView>;
 }
@@ -49,7 +59,7 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
       const state = await r.nvcfMarkInProgress(key, percent, Date.now(), ttl, functionId, versionId);
       return state as RequestState;
     },
-    async complete(requestId, result) {
+    async complete(requestId, result, reply) {
       const state = result.status < 400 ? 'fulfilled' : 'errored';
       const stored = await r.nvcfCompleteRequest(
         keys.request(requestId),
@@ -62,8 +72,13 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
         ttl,
         keys.completions,
         requestId,
+        reply ? keys.replies(reply.gatewayId) : '',
+        reply?.maxInlineBytes ?? 0,
       );
       return stored === 1;
+    },
+    async markDelivered(requestId) {
+      await r.nvcfMarkDelivered(keys.request(requestId));
     },
     async take(requestId) {
       const v = await r.nvcfTakeResultBuffer(keys.request(requestId));
@@ -82,6 +97,28 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
         headers: JSON.parse(v[6]?.toString() || '{}') as Record<string, string>,
       };
       return { kind: 'result', functionId, versionId, result };
+    },
+  };
+}
+
+/** Parses an inline reply frame (see complete-request.lua). Undefined when malformed. */
+export function parseReplyFrame(frame: Buffer): { requestId: string; result: InvocationResult } | undefined {
+  const fields: string[] = [];
+  let start = 0;
+  for (let i = 0; i < 4; i++) {
+    const nl = frame.indexOf(10, start);
+    if (nl < 0) return undefined;
+    fields.push(frame.toString('utf8', start, nl));
+    start = nl + 1;
+  }
+  const [requestId, status, contentType, headers] = fields as [string, string, string, string];
+  return {
+    requestId,
+    result: {
+      status: Number(status),
+      contentType,
+      headers: JSON.parse(headers) as Record<string, string>,
+      body: frame.subarray(start),
     },
   };
 }

@@ -156,6 +156,21 @@ describe('bad input gets a 4xx problem+json and the gateway keeps serving', () =
   it('a body over the limit → 413', async () => {
     const big = JSON.stringify({ pad: 'x'.repeat(5 * 1024 * 1024) });
     await expectProblem(await pexec(gw.url, simplePath(), big), 413, /exceeds/);
+    // Chunked, with no Content-Length: refused while it streams in.
+    const chunk = new Uint8Array(1024 * 1024).fill(32);
+    const chunked = await fetch(`${gw.url}${simplePath()}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      duplex: 'half',
+      body: new ReadableStream({
+        start(c) {
+          for (let i = 0; i < 6; i++) c.enqueue(chunk);
+          c.close();
+        },
+      }),
+    } as RequestInit);
+    await expectProblem(chunked, 413, /exceeds/);
+    expect((await pexec(gw.url, simplePath(), simpleRequest())).status).toBe(200);
   });
 
   it("the model's own validation errors → 400 from the worker, with NVCF-STATUS errored", async () => {

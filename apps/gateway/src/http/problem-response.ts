@@ -15,7 +15,10 @@ export function problemResponse(
 /** Maps anything thrown by a handler to problem+json; unknown errors are 500 and logged by the caller. */
 export function errorToProblem(err: unknown, instance: string): { response: Response; internal: boolean } {
   if (err instanceof AppError) {
-    const headers: Record<string, string> = err.code === 'UNAUTHENTICATED' ? { 'www-authenticate': 'Bearer' } : {};
+    const headers: Record<string, string> = {};
+    if (err.code === 'UNAUTHENTICATED') headers['www-authenticate'] = 'Bearer';
+    // The rest of an oversized body is never read: the connection cannot carry another request.
+    if (err.code === 'PAYLOAD_TOO_LARGE') headers.connection = 'close';
     return { response: problemResponse(err.httpStatus, err.message, { instance, headers }), internal: false };
   }
   return { response: problemResponse(500, 'Internal error', { instance }), internal: true };

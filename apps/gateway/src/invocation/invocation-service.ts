@@ -35,6 +35,10 @@ export interface InvocationDeps {
   store: RequestStore;
   producer: InvocationProducer;
   completions: CompletionWaiter;
+  /** Results up to this size come back inline on the gateway's reply channel. */
+  maxInlineResultBytes: number;
+  /** Failures of work done after the response (marking an inline result delivered). */
+  onBackgroundError: (err: unknown, requestId: string) => void;
 }
 
 /**
@@ -43,12 +47,19 @@ export interface InvocationDeps {
  * answer a later status poll.
  */
 export function createInvocationService(deps: InvocationDeps): InvocationService {
-  const { functions, store, producer, completions } = deps;
+  const { functions, store, producer, completions, onBackgroundError } = deps;
 
-  /** Waits, then reads once. A client that left does not consume the result it can no longer receive. */
+  /**
+   * Waits, then reads once. A result that came inline needs no read: it is marked delivered in the
+   * background. A client that left does not consume the result it can no longer receive.
+   */
   async function settle(requestId: string, waiter: Waiter): Promise<InvocationOutcome> {
     const outcome = await waiter.outcome;
-    if (outcome === 'aborted') return { kind: 'pending', requestId, percent: 0 };
+    if (outcome.kind === 'aborted') return { kind: 'pending', requestId, percent: 0 };
+    if (outcome.kind === 'completed' && outcome.result) {
+      store.markDelivered(requestId).catch((err: unknown) => onBackgroundError(err, requestId));
+      return { kind: 'result', requestId, result: outcome.result };
+    }
     const view = await store.take(requestId);
     if (view.kind === 'result') return { kind: 'result', requestId, result: view.result };
     if (view.kind === 'pending') return { kind: 'pending', requestId, percent: view.percent };
@@ -72,10 +83,11 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
             input: req.input,
             headers: req.headers,
             enqueuedAt: Date.now(),
+            reply: { gatewayId: completions.gatewayId, maxInlineBytes: deps.maxInlineResultBytes },
           }),
         ]);
       } catch (err) {
-        waiter.settle('aborted');
+        waiter.settle({ kind: 'aborted' });
         throw err;
       }
       return settle(requestId, waiter);
@@ -86,7 +98,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
       // Checked once after registering: the completion may have been published before we listened.
       const view = await store.take(requestId);
       if (view.kind !== 'pending') {
-        waiter.settle('aborted');
+        waiter.settle({ kind: 'aborted' });
         if (view.kind === 'result') return { kind: 'result', requestId, result: view.result };
         return { kind: 'unknown', requestId };
       }

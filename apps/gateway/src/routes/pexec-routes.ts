@@ -1,7 +1,6 @@
 import { type Context, Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { invocationResponse } from '../http/invocation-response.ts';
-import { problemResponse } from '../http/problem-response.ts';
+import { readBodyWithin } from '../http/read-body.ts';
 import { forwardedHeaders } from '../invocation/forwarded-headers.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
@@ -16,17 +15,13 @@ export interface PexecRouteOptions {
 /** `POST /v2/nvcf/pexec/functions/{fid}[/versions/{vid}]` and `GET /v2/nvcf/pexec/status/{reqId}`. */
 export function pexecRoutes(service: InvocationService, opts: PexecRouteOptions): Hono {
   const app = new Hono();
-  const limit = bodyLimit({
-    maxSize: opts.maxBodyBytes,
-    onError: (c) => problemResponse(413, `request body exceeds ${opts.maxBodyBytes} bytes`, { instance: c.req.path }),
-  });
 
   const invoke = async (c: Context) => {
     const pollSeconds = parsePollSeconds(c.req.header('nvcf-poll-seconds'), opts.defaultPollSeconds);
     const functionId = uuidParam('functionId', c.req.param('functionId') ?? '');
     const rawVersion = c.req.param('versionId');
     const versionId = rawVersion === undefined ? undefined : uuidParam('versionId', rawVersion);
-    const input = parseInvocationBody(Buffer.from(await c.req.arrayBuffer()), c.req.header('content-type'));
+    const input = parseInvocationBody(await readBodyWithin(c.req.raw, opts.maxBodyBytes), c.req.header('content-type'));
     const outcome = await service.invoke({
       functionId,
       versionId,
@@ -38,8 +33,8 @@ export function pexecRoutes(service: InvocationService, opts: PexecRouteOptions)
     return invocationResponse(outcome, c.req.path);
   };
 
-  app.post('/v2/nvcf/pexec/functions/:functionId', limit, invoke);
-  app.post('/v2/nvcf/pexec/functions/:functionId/versions/:versionId', limit, invoke);
+  app.post('/v2/nvcf/pexec/functions/:functionId', invoke);
+  app.post('/v2/nvcf/pexec/functions/:functionId/versions/:versionId', invoke);
 
   app.get('/v2/nvcf/pexec/status/:requestId', async (c) => {
     const pollSeconds = parsePollSeconds(c.req.header('nvcf-poll-seconds'), opts.defaultPollSeconds);
