@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 
 /** A Node script running as a child process, with the tail of its stderr kept for error reports. */
 export interface NodeChild {
@@ -16,11 +17,17 @@ export interface NodeChild {
 
 const TAIL_BYTES = 4096;
 
-export function spawnNode(name: string, script: string, env: Record<string, string>): NodeChild {
+/**
+ * `logFile`: the child's stdout (its pino log) goes straight to that file, as a deployment would log,
+ * instead of through a pipe this process would spend CPU draining while it generates load.
+ */
+export function spawnNode(name: string, script: string, env: Record<string, string>, logFile?: string): NodeChild {
+  const logFd = logFile ? openSync(logFile, 'a') : undefined;
   const child = spawn(process.execPath, [script], {
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', logFd ?? 'pipe', 'pipe'],
   });
+  if (logFd !== undefined) closeSync(logFd);
   if (child.pid === undefined) throw new Error(`${name}: spawn failed`);
   let tail = '';
   child.stderr?.setEncoding('utf8');

@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { freePort } from '@nvcf/testing';
 import { modelFunctionId } from '@nvcf/worker';
 import { createHttpClient, type HttpClient } from './http-client.ts';
@@ -37,20 +38,30 @@ export async function startProductStack(opts: ProductStackOptions): Promise<Prod
   };
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const gateway = spawnNode('gateway', resolve(repoRoot, 'apps/gateway/src/main.ts'), {
-    ...shared,
-    GATEWAY_HOST: '127.0.0.1',
-    GATEWAY_PORT: String(port),
-  });
-  const worker = spawnNode('worker', resolve(repoRoot, 'apps/worker/src/main.ts'), {
-    ...shared,
-    MODEL_REPOSITORY: opts.modelRepository,
-    WORKER_ID: 'bench-worker',
-    ORT_EXECUTION_PROVIDERS: 'cpu',
-    ORT_INTRA_OP_THREADS: '1',
-    ORT_INTER_OP_THREADS: '1',
-    WORKER_CONCURRENCY: String(opts.workerConcurrency),
-  });
+  const gateway = spawnNode(
+    'gateway',
+    resolve(repoRoot, 'apps/gateway/src/main.ts'),
+    {
+      ...shared,
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_PORT: String(port),
+    },
+    join(tmpdir(), `nvcf-bench-gateway-${port}.log`),
+  );
+  const worker = spawnNode(
+    'worker',
+    resolve(repoRoot, 'apps/worker/src/main.ts'),
+    {
+      ...shared,
+      MODEL_REPOSITORY: opts.modelRepository,
+      WORKER_ID: 'bench-worker',
+      ORT_EXECUTION_PROVIDERS: 'cpu',
+      ORT_INTRA_OP_THREADS: '1',
+      ORT_INTER_OP_THREADS: '1',
+      WORKER_CONCURRENCY: String(opts.workerConcurrency),
+    },
+    join(tmpdir(), `nvcf-bench-worker-${port}.log`),
+  );
   const client = createHttpClient(url, opts.maxSockets);
   const close = async () => {
     client.close();
