@@ -23,6 +23,10 @@ export const WorkerEnv = z.object({
   HEARTBEAT_INTERVAL_MS: envInt(2_000, 100),
   SHUTDOWN_TIMEOUT_MS: envInt(30_000, 0),
   NVCF_NCA_ID: envString('self-hosted'),
+  WORKER_HOST: envString('0.0.0.0'),
+  KSERVE_HTTP_PORT: envInt(8000, -1, 65535),
+  KSERVE_GRPC_PORT: envInt(8001, -1, 65535),
+  METRICS_PORT: envInt(8002, -1, 65535),
 });
 export type WorkerEnv = z.infer<typeof WorkerEnv>;
 
@@ -44,6 +48,11 @@ export interface WorkerConfig {
   heartbeatIntervalMs: number;
   shutdownTimeoutMs: number;
   ncaId: string;
+  host: string;
+  /** -1 disables a surface; 0 picks a free port. */
+  httpPort: number;
+  grpcPort: number;
+  metricsPort: number;
 }
 
 export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
@@ -65,6 +74,10 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     heartbeatIntervalMs: env.HEARTBEAT_INTERVAL_MS,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     ncaId: env.NVCF_NCA_ID,
+    host: env.WORKER_HOST,
+    httpPort: env.KSERVE_HTTP_PORT,
+    grpcPort: env.KSERVE_GRPC_PORT,
+    metricsPort: env.METRICS_PORT,
   };
 }
 

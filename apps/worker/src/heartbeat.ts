@@ -8,12 +8,12 @@ import type { Logger } from '@nvcf/service-kit';
 export function startHeartbeat(
   registry: FunctionRegistry,
   workerId: string,
-  versionIds: readonly string[],
+  versionIds: () => readonly string[],
   intervalMs: number,
   logger: Logger,
 ): { stop(): Promise<void>; beat(): Promise<void> } {
   const ttl = intervalMs * 3;
-  const beat = () => registry.heartbeat(workerId, versionIds, ttl);
+  const beat = () => registry.heartbeat(workerId, versionIds(), ttl);
   const timer = setInterval(() => {
     beat().catch((err: unknown) => logger.warn({ err }, 'heartbeat failed'));
   }, intervalMs);
@@ -22,7 +22,7 @@ export function startHeartbeat(
     beat,
     async stop() {
       clearInterval(timer);
-      await registry.removeWorker(workerId, versionIds);
+      await registry.removeWorker(workerId, versionIds());
     },
   };
 }

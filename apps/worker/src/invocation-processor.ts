@@ -1,13 +1,14 @@
-import type { LoadedModel } from '@nvcf/models';
 import { isAppError } from '@nvcf/protocol';
 import type { InvocationProcessor, InvocationResult, RequestStore } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
-import { decodeKserveJson, runKserveJson } from './inference/kserve-invoker.ts';
+import { decodeKserveJson, type ModelRef, runKserveJson } from './inference/kserve-invoker.ts';
 import { problemResult } from './inference/problem-result.ts';
+import type { InferenceCore } from './inference-server/core-types.ts';
 
 export interface ProcessorDeps {
   store: RequestStore;
-  model: LoadedModel;
+  core: InferenceCore;
+  model: ModelRef;
   logger: Logger;
   maxTensorElements: number;
 }
@@ -18,7 +19,7 @@ export interface ProcessorDeps {
  * retried by BullMQ and answered with a 500 once attempts run out.
  */
 export function createInvocationProcessor(deps: ProcessorDeps): InvocationProcessor {
-  const { store, model } = deps;
+  const { store, core, model } = deps;
   return async (job, ctx) => {
     const log = deps.logger.child({ requestId: job.requestId, functionId: job.functionId, versionId: job.versionId });
     const started = performance.now();
@@ -26,14 +27,14 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     const claim = store.markInProgress(job.requestId, job.functionId, job.versionId);
     let result: InvocationResult | undefined;
     try {
-      const request = decodeKserveJson(job.input, { maxElements: deps.maxTensorElements });
+      const request = decodeKserveJson(job.input, model, { maxElements: deps.maxTensorElements });
       const state = await claim;
       if (state !== 'in-progress') {
         // A stalled job re-delivered after its result was stored: nothing to do.
         log.info({ state, attempt: ctx.attempt }, 'job skipped: request already settled');
         return;
       }
-      result = await runKserveJson(model, request);
+      result = await runKserveJson(core, request);
     } catch (err) {
       await claim.catch(() => undefined);
       if (isAppError(err) && !err.retryable) {

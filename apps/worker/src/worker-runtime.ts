@@ -1,4 +1,3 @@
-import { SessionCache, scanModelRepository } from '@nvcf/models';
 import {
   createFunctionRegistry,
   createInvocationConsumer,
@@ -11,19 +10,25 @@ import type { Worker } from 'bullmq';
 import type { WorkerConfig } from './config.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
 import { startHeartbeat } from './heartbeat.ts';
+import { startInferenceCore } from './inference-server/create-core.ts';
 import { createInvocationProcessor } from './invocation-processor.ts';
+import { startMetricsServer } from './metrics/metrics-server.ts';
+import { createTritonMetrics } from './metrics/triton-metrics.ts';
 
 export interface RunningWorker {
   workerId: string;
-  /** Function version ids this worker consumes. */
-  versionIds: string[];
+  /** Function version ids this worker consumes right now. */
+  readonly versionIds: string[];
+  /** Ports of the inference server's surfaces (0 when disabled). */
+  ports: { metrics: number };
   /** Stops taking jobs, lets in-flight ones finish (up to the shutdown timeout), releases everything. */
   close(): Promise<void>;
 }
 
 /**
- * Loads every model version of the repository, publishes each as a function version, and consumes
- * each version's queue.
+ * Loads the model repository into the inference core, publishes every loaded model version as a
+ * function version and consumes its queue, and serves the core's metrics. Loading or unloading a model
+ * (repository API) starts or stops the matching consumer.
  */
 export async function startWorker(config: WorkerConfig, logger?: Logger): Promise<RunningWorker> {
   const log = (logger ?? createLogger({ name: 'worker', level: config.logLevel })).child({ workerId: config.workerId });
@@ -32,52 +37,79 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
   const bullConnection = createRedis(config.redisUrl, { blocking: true, name: 'worker-bull' });
   const registry = createFunctionRegistry(redis, keys);
   const store = createRequestStore(redis, keys, { ttlSeconds: config.requestTtlSeconds });
-  const sessions = new SessionCache({
-    executionProviders: config.executionProviders,
-    intraOpNumThreads: config.intraOpThreads,
-    interOpNumThreads: config.interOpThreads,
-    logger: log,
-  });
+  const core = await startInferenceCore(config, log);
 
-  const entries = await scanModelRepository(config.modelRepository);
-  const models = [];
-  for (const entry of entries) models.push(await sessions.load(entry));
+  const consumers = new Map<string, Worker>();
+  const heartbeat = startHeartbeat(
+    registry,
+    config.workerId,
+    () => [...consumers.keys()],
+    config.heartbeatIntervalMs,
+    log,
+  );
 
-  const consumers: Worker[] = [];
-  const versionIds: string[] = [];
-  for (const model of models) {
-    const fv = modelFunctionVersion(model, config.ncaId);
-    await registry.upsert(fv);
-    versionIds.push(fv.versionId);
-    const processor = createInvocationProcessor({
-      store,
-      model,
-      logger: log,
-      maxTensorElements: config.maxTensorElements,
-    });
-    const consumer = createInvocationConsumer(bullConnection, keys, fv.versionId, processor, {
-      concurrency: config.concurrency,
-      lockDurationMs: config.lockDurationMs,
-      stalledIntervalMs: config.stalledIntervalMs,
-      maxStalledCount: config.maxStalledCount,
-    });
-    consumer.on('error', (err) => log.error({ err, versionId: fv.versionId }, 'consumer error'));
-    consumers.push(consumer);
-    log.info({ model: model.name, version: model.version, functionId: fv.id, versionId: fv.versionId }, 'serving');
-  }
-  await Promise.all(consumers.map((c) => c.waitUntilReady()));
-  const heartbeat = startHeartbeat(registry, config.workerId, versionIds, config.heartbeatIntervalMs, log);
+  /** Makes the consumers match the loaded model versions. */
+  const sync = async () => {
+    const loaded = (await core.repositoryIndex({ readyOnly: true })).filter((e) => e.version !== undefined);
+    const wanted = new Set<string>();
+    for (const entry of loaded) {
+      const version = entry.version as string;
+      const fv = modelFunctionVersion(core.modelMetadata(entry.name, version), version, config.ncaId);
+      wanted.add(fv.versionId);
+      if (consumers.has(fv.versionId)) continue;
+      await registry.upsert(fv);
+      const processor = createInvocationProcessor({
+        store,
+        core,
+        model: { name: entry.name, version },
+        logger: log,
+        maxTensorElements: config.maxTensorElements,
+      });
+      const consumer = createInvocationConsumer(bullConnection, keys, fv.versionId, processor, {
+        concurrency: config.concurrency,
+        lockDurationMs: config.lockDurationMs,
+        stalledIntervalMs: config.stalledIntervalMs,
+        maxStalledCount: config.maxStalledCount,
+      });
+      consumer.on('error', (err) => log.error({ err, versionId: fv.versionId }, 'consumer error'));
+      consumers.set(fv.versionId, consumer);
+      log.info({ model: entry.name, version, functionId: fv.id, versionId: fv.versionId }, 'serving');
+    }
+    for (const [versionId, consumer] of consumers) {
+      if (wanted.has(versionId)) continue;
+      consumers.delete(versionId);
+      await registry.removeWorker(config.workerId, [versionId]);
+      await consumer.close(); // graceful: the version's in-flight jobs finish
+    }
+    await Promise.all([...consumers.values()].map((c) => c.waitUntilReady()));
+  };
+  let syncing = Promise.resolve();
+  const resync = () => {
+    syncing = syncing.then(sync).catch((err: unknown) => log.error({ err }, 'consumer sync failed'));
+    return syncing;
+  };
+  core.onChange(() => void resync());
+  await resync();
   await heartbeat.beat();
-  log.info({ models: models.length }, 'worker ready');
+
+  const metrics =
+    config.metricsPort >= 0
+      ? await startMetricsServer(createTritonMetrics(core), { host: config.host, port: config.metricsPort })
+      : undefined;
+  log.info({ functions: consumers.size, metricsPort: metrics?.port }, 'worker ready');
 
   let closing: Promise<void> | undefined;
   return {
     workerId: config.workerId,
-    versionIds,
+    get versionIds() {
+      return [...consumers.keys()];
+    },
+    ports: { metrics: metrics?.port ?? 0 },
     close() {
       closing ??= (async () => {
         await heartbeat.stop().catch(() => {});
-        const drained = Promise.all(consumers.map((c) => c.close()));
+        const all = [...consumers.values()];
+        const drained = Promise.all(all.map((c) => c.close()));
         const timedOut = await Promise.race([
           drained.then(() => false),
           new Promise<boolean>((r) => setTimeout(() => r(true), config.shutdownTimeoutMs).unref()),
@@ -85,9 +117,10 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
         // Jobs still running past the timeout are abandoned; another worker recovers them as stalled.
         if (timedOut) {
           log.warn({ timeoutMs: config.shutdownTimeoutMs }, 'drain timed out; forcing close');
-          await Promise.all(consumers.map((c) => c.close(true)));
+          await Promise.all(all.map((c) => c.close(true)));
         }
-        await sessions.close();
+        await metrics?.close();
+        await core.close();
         redis.disconnect();
         bullConnection.disconnect();
         log.info('worker stopped');

@@ -1,4 +1,70 @@
-export { buildClassifierModel, CLASSIFIER_LAYERS } from './examples/classifier.ts';
+export { type AutoCompleteOptions, autoCompleteConfig, type ModelSignatureInfo } from './config/auto-complete.ts';
+export { apiDatatype, configDataType } from './config/config-datatypes.ts';
+export { normalizeInstanceGroups } from './config/instance-groups.ts';
+export { readLabels } from './config/labels.ts';
+export {
+  CONFIG_DATA_TYPES,
+  type ConfigDataType,
+  type DynamicBatchingConfig,
+  type InstanceGroupConfig,
+  type InstanceGroupKind,
+  type ModelConfig,
+  type ModelInputConfig,
+  type ModelOutputConfig,
+  type QueuePolicyConfig,
+  type VersionPolicy,
+} from './config/model-config.ts';
+export { MODEL_CONFIG_SCHEMA } from './config/model-config-schema.ts';
+export { modelConfigFromProto, parseModelConfigJson, parseModelConfigText } from './config/parse-model-config.ts';
+export { modelConfigToJson, modelConfigToProto, modelConfigToText } from './config/print-model-config.ts';
+export { protoFromJson } from './config/proto-from-json.ts';
+export { protoFromText } from './config/proto-from-text.ts';
+export {
+  enumOf,
+  type FieldSchema,
+  type FieldType,
+  inOneof,
+  type MessageSchema,
+  ModelConfigError,
+  mapOf,
+  message,
+  type ProtoJson,
+  type ProtoJsonValue,
+  repeated,
+  type ScalarType,
+  type SchemaRegistry,
+  scalar,
+} from './config/proto-schema.ts';
+export { type ProtoJsonPrintOptions, protoToFullJson } from './config/proto-to-json.ts';
+export { protoToText } from './config/proto-to-text.ts';
+export {
+  addTextValue,
+  buildTextMessage,
+  emptyTextMessage,
+  parseTextFormat,
+  printTextFormat,
+  type TextEnum,
+  type TextField,
+  TextFormatError,
+  type TextInput,
+  type TextInputValue,
+  type TextMessage,
+  type TextParseOptions,
+  type TextPosition,
+  type TextPrintOptions,
+  type TextScalar,
+  type TextValue,
+  textEnum,
+} from './config/text-format.ts';
+export { quoteTextString } from './config/text-format-print.ts';
+export { validateConfigAgainstModel } from './config/validate-config.ts';
+export { selectVersions } from './config/version-policy.ts';
+export {
+  buildClassifierModel,
+  CLASSIFIER_CONFIG_PBTXT,
+  CLASSIFIER_LABELS,
+  CLASSIFIER_LAYERS,
+} from './examples/classifier.ts';
 export { type GenerateOptions, generateExampleRepository } from './examples/generate-repository.ts';
 export {
   buildIdentityModel,

@@ -66,6 +66,10 @@ export async function createHarness(opts: { slowModel?: boolean } = {}): Promise
     WORKER_STALLED_INTERVAL_MS: '500',
     HEARTBEAT_INTERVAL_MS: '250',
     ORT_EXECUTION_PROVIDERS: 'cpu',
+    KSERVE_HTTP_PORT: '0',
+    KSERVE_GRPC_PORT: '0',
+    METRICS_PORT: '0',
+    WORKER_HOST: '127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
   };
   const gateways: RunningGateway[] = [];

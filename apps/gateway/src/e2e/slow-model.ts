@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { buildModel, OnnxElemType, writeModelVersion } from '@nvcf/models';
 
 export const SLOW_WIDTH = 1024;
@@ -22,7 +24,9 @@ export async function writeSlowModel(repositoryDir: string, layers = 1024): Prom
     initializers: [{ name: 'EYE', elemType: OnnxElemType.FLOAT, dims: [SLOW_WIDTH, SLOW_WIDTH], rawData: eye }],
     nodes,
   });
-  await writeModelVersion(repositoryDir, 'slow', model);
+  const dir = await writeModelVersion(repositoryDir, 'slow', model);
+  // Batches of up to 256 rows (auto-complete alone would allow 4).
+  await writeFile(join(dir, 'config.pbtxt'), 'max_batch_size: 256\n');
 }
 
 /** A KServe V2 request for the slow model; `rows` scales how long it runs. */

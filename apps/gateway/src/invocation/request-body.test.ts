@@ -18,6 +18,17 @@ describe('parseInvocationBody', () => {
     expect(input).toEqual({ kind: 'bytes', contentType: 'application/octet-stream', base64: 'AP8B' });
   });
 
+  it('keeps a binary-extension body as bytes whatever its declared type', () => {
+    const input = parseInvocationBody(Buffer.from('{"inputs":[]}\u0000\u0001'), 'application/json', {
+      binaryExtension: true,
+    });
+    expect(input.kind).toBe('bytes');
+    expect(parseInvocationBody(Buffer.from([1]), undefined, { binaryExtension: true })).toMatchObject({
+      kind: 'bytes',
+      contentType: 'application/octet-stream',
+    });
+  });
+
   it('refuses broken or empty JSON with INVALID_ARGUMENT', () => {
     for (const body of ['{', '', 'nul']) {
       try {

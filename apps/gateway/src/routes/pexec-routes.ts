@@ -21,7 +21,13 @@ export function pexecRoutes(service: InvocationService, opts: PexecRouteOptions)
     const functionId = uuidParam('functionId', c.req.param('functionId') ?? '');
     const rawVersion = c.req.param('versionId');
     const versionId = rawVersion === undefined ? undefined : uuidParam('versionId', rawVersion);
-    const input = parseInvocationBody(await readBodyWithin(c.req.raw, opts.maxBodyBytes), c.req.header('content-type'));
+    const input = parseInvocationBody(
+      await readBodyWithin(c.req.raw, opts.maxBodyBytes),
+      c.req.header('content-type'),
+      {
+        binaryExtension: c.req.header('inference-header-content-length') !== undefined,
+      },
+    );
     const outcome = await service.invoke({
       functionId,
       versionId,

@@ -1,6 +1,6 @@
-import type { LoadedModel } from '@nvcf/models';
 import type { FunctionVersion } from '@nvcf/queue';
 import { v5 as uuidv5 } from 'uuid';
+import type { ModelMetadata } from '../inference-server/core-types.ts';
 
 /** Fixed namespace: a model's function id is the same on every start and every worker. */
 const MODEL_FUNCTION_NAMESPACE = '6f1c3b5e-8d1a-4f8e-9a57-2d4c2b9e7a10';
@@ -13,7 +13,8 @@ export const modelVersionId = (model: string, version: string) =>
  * A model version in the repository is a deployed function version. Deployed with `minInstances: 0`:
  * invocable with no worker up, its requests wait in the queue until one comes.
  */
-export function modelFunctionVersion(model: LoadedModel, ncaId: string): FunctionVersion {
+export function modelFunctionVersion(meta: ModelMetadata, version: string, ncaId: string): FunctionVersion {
+  const model = { ...meta, version };
   return {
     id: modelFunctionId(model.name),
     versionId: modelVersionId(model.name, model.version),
@@ -29,7 +30,7 @@ export function modelFunctionVersion(model: LoadedModel, ncaId: string): Functio
     model: {
       name: model.name,
       version: model.version,
-      platform: 'onnxruntime_onnx',
+      platform: meta.platform,
       inputs: model.inputs,
       outputs: model.outputs,
     },

@@ -1,27 +1,42 @@
-import type { LoadedModel } from '@nvcf/models';
-import { AppError, encodeInferResponse, type InferRequest, parseInferRequest } from '@nvcf/protocol';
+import { AppError, encodeInferResponse, parseInferRequest } from '@nvcf/protocol';
 import type { InvocationInput, InvocationResult } from '@nvcf/queue';
+import type { CoreInferRequest, InferenceCore } from '../inference-server/core-types.ts';
+
+export interface ModelRef {
+  name: string;
+  version: string;
+}
 
 /**
- * Decodes a KServe V2 JSON inference request (open-inference-protocol.md §3) into tensors.
+ * Decodes a KServe V2 JSON inference request (open-inference-protocol.md §3) for a model.
  * Throws INVALID_ARGUMENT for anything malformed; the caller answers it with a 400.
  */
-export function decodeKserveJson(input: InvocationInput, opts: { maxElements: number }): InferRequest {
+export function decodeKserveJson(
+  input: InvocationInput,
+  model: ModelRef,
+  opts: { maxElements: number },
+): CoreInferRequest {
   if (input.kind !== 'json') {
     throw new AppError('INVALID_ARGUMENT', `ONNX functions take a KServe V2 JSON body, got '${input.contentType}'`);
   }
-  return parseInferRequest(input.value, { maxElements: opts.maxElements });
+  const req = parseInferRequest(input.value, { maxElements: opts.maxElements });
+  return {
+    modelName: model.name,
+    modelVersion: model.version,
+    ...(req.id !== undefined ? { id: req.id } : {}),
+    inputs: req.inputs,
+    ...(req.outputs ? { outputs: req.outputs.map((o) => ({ name: o.name })) } : {}),
+  };
 }
 
-/** Runs a decoded request on the model and encodes the KServe V2 JSON response. */
-export async function runKserveJson(model: LoadedModel, request: InferRequest): Promise<InvocationResult> {
-  const outputNames = request.outputs?.map((o) => o.name);
-  const outputs = await model.run(request.inputs, outputNames);
+/** Runs a decoded request through the inference core and encodes the KServe V2 JSON response. */
+export async function runKserveJson(core: InferenceCore, request: CoreInferRequest): Promise<InvocationResult> {
+  const res = await core.infer(request);
   const body = encodeInferResponse({
-    model_name: model.name,
-    model_version: model.version,
-    ...(request.id !== undefined ? { id: request.id } : {}),
-    outputs,
+    model_name: res.modelName,
+    model_version: res.modelVersion,
+    ...(res.id !== undefined ? { id: res.id } : {}),
+    outputs: res.outputs,
   });
   return { status: 200, contentType: 'application/json', body: Buffer.from(body) };
 }

@@ -55,3 +55,30 @@ export function buildClassifierModel(): Uint8Array {
     initializers,
   });
 }
+
+/** Class names for the classification extension: line i names class index i. */
+export const CLASSIFIER_LABELS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+
+/**
+ * The classifier's config: batches up to 64 rows (without a config, auto-complete would allow 4), and
+ * names the label file so classification answers read `0.123456:3:three`.
+ */
+export const CLASSIFIER_CONFIG_PBTXT = `name: "classifier"
+platform: "onnxruntime_onnx"
+max_batch_size: 64
+input [
+  {
+    name: "INPUT"
+    data_type: TYPE_FP32
+    dims: [ 784 ]
+  }
+]
+output [
+  {
+    name: "PROBABILITIES"
+    data_type: TYPE_FP32
+    dims: [ 10 ]
+    label_filename: "labels.txt"
+  }
+]
+`;

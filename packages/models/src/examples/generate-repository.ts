@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { buildClassifierModel } from './classifier.ts';
+import { buildClassifierModel, CLASSIFIER_CONFIG_PBTXT, CLASSIFIER_LABELS } from './classifier.ts';
 import { writeIdentityModels } from './identity.ts';
 import { buildSimpleModel, SIMPLE_CONFIG_PBTXT } from './simple.ts';
 import { writeFileAtomic, writeModelVersion } from './write-model.ts';
@@ -11,7 +11,7 @@ export interface GenerateOptions {
 
 /**
  * Writes the example models in Triton's layout: `<dir>/simple/1/model.onnx` with `simple/config.pbtxt`, and
- * `<dir>/classifier/1/model.onnx`. Idempotent: every run writes the same bytes over whatever is there.
+ * `<dir>/classifier/1/model.onnx` with its config and `labels.txt`. Idempotent: every run writes the same bytes over whatever is there.
  *
  * @example
  * await generateExampleRepository('./model-repository');
@@ -19,6 +19,8 @@ export interface GenerateOptions {
 export async function generateExampleRepository(dir: string, opts: GenerateOptions = {}): Promise<void> {
   const simpleDir = await writeModelVersion(dir, 'simple', buildSimpleModel());
   await writeFileAtomic(join(simpleDir, 'config.pbtxt'), SIMPLE_CONFIG_PBTXT);
-  await writeModelVersion(dir, 'classifier', buildClassifierModel());
+  const classifierDir = await writeModelVersion(dir, 'classifier', buildClassifierModel());
+  await writeFileAtomic(join(classifierDir, 'config.pbtxt'), CLASSIFIER_CONFIG_PBTXT);
+  await writeFileAtomic(join(classifierDir, 'labels.txt'), `${CLASSIFIER_LABELS.join('\n')}\n`);
   if (opts.includeIdentity) await writeIdentityModels(dir);
 }

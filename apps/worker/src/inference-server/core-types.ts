@@ -1,0 +1,85 @@
+import type { ModelConfig } from '@nvcf/models';
+import type { Tensor, TensorSpec } from '@nvcf/protocol';
+import type { ModelStatistics, ModelStatisticsSnapshot } from './model-statistics.ts';
+
+/**
+ * The transport-neutral inference server (KServe's DataPlane, Triton's core): the HTTP, gRPC and queue
+ * adapters parse their wire format into these types, call the core, and encode what it returns.
+ * Every failure is an AppError; each adapter maps its code once to its own status space.
+ */
+export interface RequestedOutput {
+  name: string;
+  /** Classification extension: return the top N classes of this output as BYTES. */
+  classification?: number;
+  parameters?: Record<string, unknown>;
+}
+
+export interface CoreInferRequest {
+  modelName: string;
+  /** Absent or empty: the latest ready version. */
+  modelVersion?: string;
+  id?: string;
+  parameters?: Record<string, unknown>;
+  inputs: Tensor[];
+  /** Absent: every output of the model, in the model's order. */
+  outputs?: RequestedOutput[];
+}
+
+export interface CoreInferResponse {
+  modelName: string;
+  modelVersion: string;
+  id?: string;
+  parameters?: Record<string, unknown>;
+  outputs: Tensor[];
+}
+
+export interface ModelMetadata {
+  name: string;
+  versions: string[];
+  platform: string;
+  /** Shapes carry a leading -1 when the model batches. */
+  inputs: TensorSpec[];
+  outputs: TensorSpec[];
+}
+
+export type ModelState = 'READY' | 'UNAVAILABLE' | 'LOADING' | 'UNLOADING';
+
+export interface RepositoryIndexEntry {
+  name: string;
+  version?: string;
+  state: ModelState;
+  reason: string;
+}
+
+export interface LoadOptions {
+  /** A ModelConfig in Triton's JSON form that replaces config.pbtxt for this load. */
+  configOverride?: string;
+}
+
+export interface InferenceCore {
+  readonly serverName: string;
+  readonly serverVersion: string;
+  readonly extensions: readonly string[];
+  isLive(): boolean;
+  isReady(): boolean;
+  /** Throws INVALID_ARGUMENT (unknown model) or UNAVAILABLE (version not ready). */
+  modelMetadata(name: string, version?: string): ModelMetadata;
+  isModelReady(name: string, version?: string): boolean;
+  modelConfig(name: string, version?: string): ModelConfig;
+  /** Whether the model batches (its config has max_batch_size > 0). */
+  modelBatches(name: string): boolean;
+  /** The only input of a single-input model (raw binary requests), or undefined. */
+  singleInput(name: string, version?: string): TensorSpec | undefined;
+  infer(request: CoreInferRequest): Promise<CoreInferResponse>;
+  /** Every loaded version, or one model's versions, or one version. Unknown model → INVALID_ARGUMENT. */
+  statistics(name?: string, version?: string): ModelStatisticsSnapshot[];
+  repositoryIndex(opts?: { readyOnly?: boolean }): Promise<RepositoryIndexEntry[]>;
+  /** Loads (or reloads) every version the model's version policy selects. Failure → `failed to load '<m>'…`. */
+  loadModel(name: string, opts?: LoadOptions): Promise<void>;
+  unloadModel(name: string): Promise<void>;
+  /** The live statistics of every loaded version (metrics read them at scrape time). */
+  servedVersions(): ModelStatistics[];
+  /** Called after a model's set of ready versions changed (load, reload, unload). */
+  onChange(listener: (name: string) => void): void;
+  close(): Promise<void>;
+}
