@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '@nvcf/service-kit';
 import type { Worker } from 'bullmq';
 import type { WorkerConfig } from './config.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
+import { startKserveGrpcServer } from './grpc/index.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { startInferenceCore } from './inference-server/create-core.ts';
 import { createInvocationProcessor } from './invocation-processor.ts';
@@ -20,7 +21,7 @@ export interface RunningWorker {
   /** Function version ids this worker consumes right now. */
   readonly versionIds: string[];
   /** Ports of the inference server's surfaces (0 when disabled). */
-  ports: { metrics: number };
+  ports: { grpc: number; metrics: number };
   /** Stops taking jobs, lets in-flight ones finish (up to the shutdown timeout), releases everything. */
   close(): Promise<void>;
 }
@@ -92,11 +93,21 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
   await resync();
   await heartbeat.beat();
 
+  // The inference server's own surfaces over the same core: KServe V2 gRPC and Triton metrics.
+  const grpc =
+    config.grpcPort >= 0
+      ? await startKserveGrpcServer(core, {
+          host: config.host,
+          port: config.grpcPort,
+          logger: log,
+          maxElements: config.maxTensorElements,
+        })
+      : undefined;
   const metrics =
     config.metricsPort >= 0
       ? await startMetricsServer(createTritonMetrics(core), { host: config.host, port: config.metricsPort })
       : undefined;
-  log.info({ functions: consumers.size, metricsPort: metrics?.port }, 'worker ready');
+  log.info({ functions: consumers.size, grpcPort: grpc?.port, metricsPort: metrics?.port }, 'worker ready');
 
   let closing: Promise<void> | undefined;
   return {
@@ -104,7 +115,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     get versionIds() {
       return [...consumers.keys()];
     },
-    ports: { metrics: metrics?.port ?? 0 },
+    ports: { grpc: grpc?.port ?? 0, metrics: metrics?.port ?? 0 },
     close() {
       closing ??= (async () => {
         await heartbeat.stop().catch(() => {});
@@ -119,7 +130,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
           log.warn({ timeoutMs: config.shutdownTimeoutMs }, 'drain timed out; forcing close');
           await Promise.all(all.map((c) => c.close(true)));
         }
-        await metrics?.close();
+        await Promise.all([grpc?.close(), metrics?.close()]);
         await core.close();
         redis.disconnect();
         bullConnection.disconnect();

@@ -23,6 +23,8 @@ export interface CoreInferRequest {
   inputs: Tensor[];
   /** Absent: every output of the model, in the model's order. */
   outputs?: RequestedOutput[];
+  /** The caller went away (client disconnect, gRPC cancel or deadline): queued work is dropped. */
+  signal?: AbortSignal;
 }
 
 export interface CoreInferResponse {

@@ -71,7 +71,7 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
     const m = served(name);
     if (v === undefined || v === '') {
       const latest = [...m.versions.values()].at(-1);
-      if (!latest) throw new AppError('UNAVAILABLE', versionNotReadyMessage(name, 'latest'));
+      if (!latest) throw new AppError('UNAVAILABLE', `Request for unknown model: '${name}' has no available versions`);
       return latest;
     }
     const sv = m.versions.get(v);
@@ -187,6 +187,7 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
         await sv.slots.acquire();
         queued = now();
         try {
+          if (req.signal?.aborted) throw new AppError('CANCELLED', 'request cancelled before it ran');
           const names = req.outputs?.map((o) => o.name);
           const inferStart = now();
           const outputs = await sv.model.run(req.inputs, names);
@@ -211,7 +212,8 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
         }
       } catch (err) {
         // A request the model refused is OTHER; anything that broke inside the run is BACKEND.
-        const reason = err instanceof AppError && err.code === 'INVALID_ARGUMENT' ? 'OTHER' : 'BACKEND';
+        const code = err instanceof AppError ? err.code : 'INTERNAL';
+        const reason = code === 'INVALID_ARGUMENT' ? 'OTHER' : code === 'CANCELLED' ? 'CANCELED' : 'BACKEND';
         sv.stats.failed(ns(arrived, now()), reason);
         throw err;
       }

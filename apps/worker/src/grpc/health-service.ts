@@ -1,0 +1,21 @@
+import type { UntypedServiceImplementation } from '@grpc/grpc-js';
+import { AppError } from '@nvcf/protocol';
+import type { InferenceCore } from '../inference-server/core-types.ts';
+import type { HealthCheckRequestMsg } from './kserve-messages.ts';
+import { unary } from './unary-handler.ts';
+
+/** The service names this server answers health checks for: the server as a whole. */
+const SERVED = new Set(['', 'inference.GRPCInferenceService']);
+
+/**
+ * `grpc.health.v1.Health/Check`: SERVING while the core is ready (every model loaded), NOT_SERVING
+ * otherwise; an unknown service name is NOT_FOUND, as the standard health service answers.
+ */
+export function createHealthService(core: InferenceCore): UntypedServiceImplementation {
+  return {
+    Check: unary('Check', (req: HealthCheckRequestMsg) => {
+      if (!SERVED.has(req.service)) throw new AppError('NOT_FOUND', `unknown service '${req.service}'`);
+      return { status: core.isReady() ? 'SERVING' : 'NOT_SERVING' };
+    }),
+  };
+}

@@ -1,0 +1,61 @@
+import { Server, ServerCredentials } from '@grpc/grpc-js';
+import type { InferenceCore } from '../inference-server/core-types.ts';
+import { createHealthService } from './health-service.ts';
+import { createKserveGrpcService, type KserveGrpcServiceOptions } from './kserve-grpc-service.ts';
+import { loadKserveProtos, MAX_MESSAGE_BYTES } from './kserve-protos.ts';
+
+export interface KserveGrpcServerOptions extends KserveGrpcServiceOptions {
+  host: string;
+  /** 0 picks a free port. Triton's default is 8001. */
+  port: number;
+  /** How long close() waits for calls in progress before cutting them off. Default 5 s. */
+  shutdownGraceMs?: number;
+}
+
+export interface KserveGrpcServer {
+  /** The bound port (the chosen one when 0 was asked for). */
+  port: number;
+  /** Stops accepting calls, lets running ones finish (up to the grace period), then cuts the rest. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `inference.GRPCInferenceService` and `grpc.health.v1.Health` over plaintext HTTP/2 with
+ * Triton's message limits (INT32_MAX both ways). The core is the caller's: close() leaves it running.
+ *
+ * @example
+ * const grpc = await startKserveGrpcServer(core, { host: '0.0.0.0', port: 8001, logger });
+ * onShutdownSignal(logger, () => grpc.close());
+ */
+export async function startKserveGrpcServer(
+  core: InferenceCore,
+  opts: KserveGrpcServerOptions,
+): Promise<KserveGrpcServer> {
+  const protos = loadKserveProtos();
+  const server = new Server({
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+  });
+  server.addService(protos.inference, createKserveGrpcService(core, opts));
+  server.addService(protos.health, createHealthService(core));
+  const host = opts.host.includes(':') && !opts.host.startsWith('[') ? `[${opts.host}]` : opts.host;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${host}:${opts.port}`, ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(err) : resolve(bound),
+    );
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        const timer = setTimeout(() => server.forceShutdown(), opts.shutdownGraceMs ?? 5000);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      return closing;
+    },
+  };
+}
