@@ -17,6 +17,7 @@ export const WorkerEnv = z.object({
   ORT_INTRA_OP_THREADS: envInt(1, 0, 256),
   ORT_INTER_OP_THREADS: envInt(1, 0, 256),
   MAX_TENSOR_ELEMENTS: envInt(1 << 26, 1),
+  MAX_HTTP_BODY_BYTES: envInt(64 * 1024 * 1024, 1),
   WORKER_LOCK_DURATION_MS: envInt(30_000, 500),
   WORKER_STALLED_INTERVAL_MS: envInt(30_000, 500),
   WORKER_MAX_STALLED_COUNT: envInt(2, 0, 100),
@@ -42,6 +43,7 @@ export interface WorkerConfig {
   intraOpThreads: number;
   interOpThreads: number;
   maxTensorElements: number;
+  maxHttpBodyBytes: number;
   lockDurationMs: number;
   stalledIntervalMs: number;
   maxStalledCount: number;
@@ -68,6 +70,7 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     intraOpThreads: env.ORT_INTRA_OP_THREADS,
     interOpThreads: env.ORT_INTER_OP_THREADS,
     maxTensorElements: env.MAX_TENSOR_ELEMENTS,
+    maxHttpBodyBytes: env.MAX_HTTP_BODY_BYTES,
     lockDurationMs: env.WORKER_LOCK_DURATION_MS,
     stalledIntervalMs: env.WORKER_STALLED_INTERVAL_MS,
     maxStalledCount: env.WORKER_MAX_STALLED_COUNT,

@@ -1,7 +1,8 @@
 import { isAppError } from '@nvcf/protocol';
 import type { InvocationProcessor, InvocationResult, RequestStore } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
-import { decodeKserveJson, type ModelRef, runKserveJson } from './inference/kserve-invoker.ts';
+import { decodeInferCall, type InferBody, type ModelRef } from './inference/infer-call.ts';
+import { answerInferCall } from './inference/infer-exchange.ts';
 import { problemResult } from './inference/problem-result.ts';
 import type { InferenceCore } from './inference-server/core-types.ts';
 
@@ -27,14 +28,18 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     const claim = store.markInProgress(job.requestId, job.functionId, job.versionId);
     let result: InvocationResult | undefined;
     try {
-      const request = decodeKserveJson(job.input, model, { maxElements: deps.maxTensorElements });
+      const body: InferBody =
+        job.input.kind === 'json' ? { json: job.input.value } : Buffer.from(job.input.base64, 'base64');
+      const header = job.headers['inference-header-content-length'];
+      const call = decodeInferCall(core, model, body, header, deps.maxTensorElements);
       const state = await claim;
       if (state !== 'in-progress') {
         // A stalled job re-delivered after its result was stored: nothing to do.
         log.info({ state, attempt: ctx.attempt }, 'job skipped: request already settled');
         return;
       }
-      result = await runKserveJson(core, request);
+      const reply = await answerInferCall(core, call);
+      result = { status: 200, contentType: reply.contentType, body: reply.body, headers: reply.headers };
     } catch (err) {
       await claim.catch(() => undefined);
       if (isAppError(err) && !err.retryable) {

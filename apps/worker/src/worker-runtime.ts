@@ -1,3 +1,4 @@
+import { basename, resolve } from 'node:path';
 import {
   createFunctionRegistry,
   createInvocationConsumer,
@@ -11,6 +12,7 @@ import type { WorkerConfig } from './config.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
 import { startKserveGrpcServer } from './grpc/index.ts';
 import { startHeartbeat } from './heartbeat.ts';
+import { startKserveHttpServer } from './http/kserve-server.ts';
 import { startInferenceCore } from './inference-server/create-core.ts';
 import { createInvocationProcessor } from './invocation-processor.ts';
 import { startMetricsServer } from './metrics/metrics-server.ts';
@@ -21,7 +23,7 @@ export interface RunningWorker {
   /** Function version ids this worker consumes right now. */
   readonly versionIds: string[];
   /** Ports of the inference server's surfaces (0 when disabled). */
-  ports: { grpc: number; metrics: number };
+  ports: { http: number; grpc: number; metrics: number };
   /** Stops taking jobs, lets in-flight ones finish (up to the shutdown timeout), releases everything. */
   close(): Promise<void>;
 }
@@ -93,7 +95,18 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
   await resync();
   await heartbeat.beat();
 
-  // The inference server's own surfaces over the same core: KServe V2 gRPC and Triton metrics.
+  // The inference server's own surfaces over the same core: KServe V2 HTTP and gRPC, Triton metrics.
+  const http =
+    config.httpPort >= 0
+      ? await startKserveHttpServer(core, {
+          host: config.host,
+          port: config.httpPort,
+          logger: log,
+          maxBodyBytes: config.maxHttpBodyBytes,
+          maxElements: config.maxTensorElements,
+          repositoryName: basename(resolve(config.modelRepository)),
+        })
+      : undefined;
   const grpc =
     config.grpcPort >= 0
       ? await startKserveGrpcServer(core, {
@@ -107,7 +120,10 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     config.metricsPort >= 0
       ? await startMetricsServer(createTritonMetrics(core), { host: config.host, port: config.metricsPort })
       : undefined;
-  log.info({ functions: consumers.size, grpcPort: grpc?.port, metricsPort: metrics?.port }, 'worker ready');
+  log.info(
+    { functions: consumers.size, httpPort: http?.port, grpcPort: grpc?.port, metricsPort: metrics?.port },
+    'worker ready',
+  );
 
   let closing: Promise<void> | undefined;
   return {
@@ -115,7 +131,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     get versionIds() {
       return [...consumers.keys()];
     },
-    ports: { grpc: grpc?.port ?? 0, metrics: metrics?.port ?? 0 },
+    ports: { http: http?.port ?? 0, grpc: grpc?.port ?? 0, metrics: metrics?.port ?? 0 },
     close() {
       closing ??= (async () => {
         await heartbeat.stop().catch(() => {});
@@ -130,7 +146,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
           log.warn({ timeoutMs: config.shutdownTimeoutMs }, 'drain timed out; forcing close');
           await Promise.all(all.map((c) => c.close(true)));
         }
-        await Promise.all([grpc?.close(), metrics?.close()]);
+        await Promise.all([http?.close(), grpc?.close(), metrics?.close()]);
         await core.close();
         redis.disconnect();
         bullConnection.disconnect();

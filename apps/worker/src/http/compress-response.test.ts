@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { preferredCoding } from './compress-response.ts';
+
+describe('preferredCoding', () => {
+  it.each([
+    [undefined, undefined],
+    ['', undefined],
+    ['identity', undefined],
+    ['br', undefined],
+    ['gzip', 'gzip'],
+    ['deflate', 'deflate'],
+    ['gzip, deflate', 'gzip'],
+    ['deflate, gzip', 'gzip'],
+    ['deflate;q=1, gzip;q=0.5', 'deflate'],
+    ['gzip;q=0, deflate', 'deflate'],
+    ['gzip;q=0', undefined],
+    ['x-gzip', 'gzip'],
+    [' GZIP ; q=0.8 ', 'gzip'],
+    ['*', undefined],
+  ])('%s → %s', (header, expected) => {
+    expect(preferredCoding(header)).toBe(expected);
+  });
+});

@@ -1,0 +1,57 @@
+import type { Logger } from '@nvcf/service-kit';
+import { Hono } from 'hono';
+import type { InferenceCore } from '../inference-server/core-types.ts';
+import { accessLog } from './access-log.ts';
+import { compressResponse } from './compress-response.ts';
+import { inferRoute } from './infer-route.ts';
+import { kserveError, kserveErrorHandler } from './kserve-error.ts';
+import { modelInfoRoutes } from './model-routes.ts';
+import { repositoryRoutes } from './repository-routes.ts';
+import { serverRoutes } from './server-routes.ts';
+
+/** Triton's `--http-max-input-size` default (open-inference-protocol.md §1). */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+/** Per-tensor element limit when none is given, as parseInferRequest's default. */
+export const DEFAULT_MAX_ELEMENTS = 2 ** 28;
+
+export interface KserveHttpOptions {
+  logger: Logger;
+  /** Largest request body, compressed or decompressed; default 64 MiB. */
+  maxBodyBytes?: number;
+  /** Largest element count of one input tensor, checked before anything is allocated. */
+  maxElements?: number;
+  /** The name `/v2/repository/{repo}/…` answers to; see RepositoryRouteOptions. */
+  repositoryName?: string;
+}
+
+/**
+ * The KServe V2 / Triton HTTP surface (open-inference-protocol.md §2) over a transport-neutral core:
+ * health and metadata, infer (JSON, binary tensor data, raw single input, classification), config,
+ * statistics and the model repository extension. Errors are `{"error": "..."}` with Triton's status
+ * for their code; unknown routes are 404 `{"error":"Not Found"}`. Request bodies may be gzip or
+ * deflate; responses are compressed when `Accept-Encoding` asks.
+ *
+ * @example
+ * const app = createKserveHttpApp(core, { logger, maxBodyBytes: 64 << 20 });
+ * const res = await app.request('/v2/health/ready'); // 200 once every model is loaded
+ */
+export function createKserveHttpApp(core: InferenceCore, opts: KserveHttpOptions): Hono {
+  const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxElements = opts.maxElements ?? DEFAULT_MAX_ELEMENTS;
+  const app = new Hono();
+  app.use(accessLog(opts.logger));
+  app.use(compressResponse());
+  app.route('/', serverRoutes(core));
+  app.route('/', modelInfoRoutes(core));
+  app.route('/', inferRoute(core, { maxBodyBytes, maxElements }));
+  app.route(
+    '/',
+    repositoryRoutes(core, {
+      maxBodyBytes,
+      ...(opts.repositoryName !== undefined ? { repositoryName: opts.repositoryName } : {}),
+    }),
+  );
+  app.notFound(() => kserveError(404, 'Not Found'));
+  app.onError(kserveErrorHandler(opts.logger));
+  return app;
+}

@@ -1,0 +1,86 @@
+import { promisify } from 'node:util';
+import { gunzip, inflate, inflateRaw } from 'node:zlib';
+import { AppError } from '@nvcf/protocol';
+
+const gunzipAsync = promisify(gunzip);
+const inflateAsync = promisify(inflate);
+const inflateRawAsync = promisify(inflateRaw);
+
+const tooLarge = (max: number, what: string) => new AppError('PAYLOAD_TOO_LARGE', `${what} exceeds ${max} bytes`);
+
+/**
+ * Reads a request body of at most `maxBytes` and undoes its `Content-Encoding` (gzip or deflate), the
+ * decompressed size held to the same limit (open-inference-protocol.md §1, §6.9). With a Content-Length
+ * the check happens before a byte is read; a chunked body is counted as it streams in.
+ *
+ * @throws AppError PAYLOAD_TOO_LARGE (body or inflated body over the limit), INVALID_ARGUMENT (an
+ *   undecodable compressed body or a bad Content-Length), UNIMPLEMENTED (an encoding other than
+ *   gzip, deflate or identity).
+ */
+export async function readRequestBody(req: Request, maxBytes: number): Promise<Buffer> {
+  const encoding = contentEncoding(req.headers.get('content-encoding'));
+  const raw = await readWithin(req, maxBytes);
+  if (encoding === 'identity' || raw.length === 0) return raw;
+  return decompress(raw, encoding, maxBytes);
+}
+
+type Encoding = 'identity' | 'gzip' | 'deflate';
+
+function contentEncoding(header: string | null): Encoding {
+  const value = header?.trim().toLowerCase() ?? '';
+  if (value === '' || value === 'identity') return 'identity';
+  if (value === 'gzip' || value === 'x-gzip') return 'gzip';
+  if (value === 'deflate') return 'deflate';
+  throw new AppError('UNIMPLEMENTED', `unsupported Content-Encoding '${header}' (supported: gzip, deflate)`);
+}
+
+async function readWithin(req: Request, maxBytes: number): Promise<Buffer> {
+  const declared = req.headers.get('content-length');
+  if (declared !== null) {
+    const length = Number(declared);
+    if (!/^\d+$/.test(declared.trim()) || !Number.isSafeInteger(length)) {
+      throw new AppError('INVALID_ARGUMENT', 'invalid Content-Length');
+    }
+    if (length > maxBytes) throw tooLarge(maxBytes, 'request body');
+    // @hono/node-server buffers a Content-Length body without building a web stream.
+    return Buffer.from(await req.arrayBuffer());
+  }
+  if (!req.body) return Buffer.alloc(0);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = req.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      throw tooLarge(maxBytes, 'request body');
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/**
+ * `maxOutputLength` makes zlib stop as soon as the output passes the limit, so a small body that inflates
+ * to gigabytes (a zip bomb) costs at most `maxBytes` of memory.
+ */
+async function decompress(raw: Buffer, encoding: 'gzip' | 'deflate', maxBytes: number): Promise<Buffer> {
+  const options = { maxOutputLength: Math.max(1, maxBytes) };
+  try {
+    if (encoding === 'gzip') return await gunzipAsync(raw, options);
+    // HTTP "deflate" is the zlib format (RFC 9110 §8.4.1.2); some clients send a bare deflate stream.
+    return await (hasZlibHeader(raw) ? inflateAsync(raw, options) : inflateRawAsync(raw, options));
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBytes, 'decompressed request body');
+    throw new AppError('INVALID_ARGUMENT', `request body is not valid ${encoding} data: ${(err as Error).message}`);
+  }
+}
+
+function hasZlibHeader(b: Buffer): boolean {
+  const cmf = b[0] ?? 0;
+  const flg = b[1] ?? 0;
+  return (cmf & 0x0f) === 8 && cmf >> 4 <= 7 && ((cmf << 8) | flg) % 31 === 0;
+}
