@@ -59,9 +59,9 @@ export async function startProductStack(opts: ProductStackOptions): Promise<Prod
       ORT_INTRA_OP_THREADS: '1',
       ORT_INTER_OP_THREADS: '1',
       WORKER_CONCURRENCY: String(opts.workerConcurrency),
-        KSERVE_HTTP_PORT: '0',
-        KSERVE_GRPC_PORT: '0',
-        METRICS_PORT: '0',
+      KSERVE_HTTP_PORT: '0',
+      KSERVE_GRPC_PORT: '0',
+      METRICS_PORT: '0',
     },
     join(tmpdir(), `nvcf-bench-worker-${port}.log`),
   );
