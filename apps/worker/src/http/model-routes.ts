@@ -29,6 +29,7 @@ export function modelInfoRoutes(core: InferenceCore): Hono {
       platform: m.platform,
       inputs: m.inputs.map(spec),
       outputs: m.outputs.map(spec),
+      ...(m.properties ? { parameters: m.properties } : {}),
     });
   });
 

@@ -42,6 +42,11 @@ export interface ModelMetadata {
   /** Shapes carry a leading -1 when the model batches. */
   inputs: TensorSpec[];
   outputs: TensorSpec[];
+  /**
+   * Facts a client should know that the standard fields cannot say (OIP gRPC `properties`; HTTP
+   * `parameters`), e.g. that a configured dynamic batcher is not applied.
+   */
+  properties?: Record<string, string>;
 }
 
 export type ModelState = 'READY' | 'UNAVAILABLE' | 'LOADING' | 'UNLOADING';

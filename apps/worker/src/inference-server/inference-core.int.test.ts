@@ -65,6 +65,7 @@ describe('inference core', () => {
       ],
     });
     expect(core.modelConfig('simple').max_batch_size).toBe(8);
+    expect(core.modelMetadata('simple').properties).toBeUndefined();
     expect(core.modelBatches('simple')).toBe(true);
   });
 
@@ -114,9 +115,13 @@ describe('inference core', () => {
     await core.unloadModel('simple');
     expect(core.isModelReady('simple')).toBe(false);
     expect((await core.repositoryIndex()).find((e) => e.name === 'simple')).toMatchObject({ state: 'UNAVAILABLE' });
-    await core.loadModel('simple', { configOverride: '{"max_batch_size":"16"}' });
+    await core.loadModel('simple', { configOverride: '{"max_batch_size":"16","dynamic_batching":{}}' });
     expect(core.isModelReady('simple', '1')).toBe(true);
     expect(core.modelConfig('simple').max_batch_size).toBe(16);
+    // A config asking for dynamic batching loads, and the metadata says plainly that it is not applied.
+    expect(core.modelMetadata('simple').properties?.dynamic_batching).toMatch(
+      /not applied: requests run one at a time/,
+    );
     expect(await codeOf(core.loadModel('simple', { configOverride: '{not json' }))).toMatch(
       /^INVALID_ARGUMENT: Invalid config override/,
     );

@@ -42,6 +42,9 @@ export interface CoreOptions {
 
 const EXTENSIONS = ['classification', 'model_repository', 'model_configuration', 'binary_tensor_data', 'statistics'];
 const now = () => process.hrtime.bigint();
+/** Said wherever a config asks for dynamic batching, until the scheduler exists. */
+export const DYNAMIC_BATCHING_NOTE =
+  'accepted but not applied: requests run one at a time, each as the batch its client sent';
 const ns = (from: bigint, to: bigint) => Number(to - from);
 
 /**
@@ -154,6 +157,7 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
         platform: config.platform,
         inputs: m.definition.inputs.map((t) => ({ ...t, shape: metadataShape(m.definition, t.shape) })),
         outputs: m.definition.outputs.map((t) => ({ ...t, shape: metadataShape(m.definition, t.shape) })),
+        ...(config.dynamic_batching ? { properties: { dynamic_batching: DYNAMIC_BATCHING_NOTE } } : {}),
       };
     },
 
