@@ -1,5 +1,14 @@
+/**
+ * The sections one run can measure (`BENCH_SECTIONS`, default both):
+ *   pexec   the invocation path (gateway → Redis → worker) beside inproc and the bare BullMQ round trip,
+ *   kserve  the worker's own KServe V2 surfaces (HTTP JSON, HTTP binary, gRPC) beside a bare HTTP echo.
+ */
+export const SECTIONS = ['pexec', 'kserve'] as const;
+export type Section = (typeof SECTIONS)[number];
+
 /** What one `pnpm bench` run measures; every knob is an env variable so a run can be repeated exactly. */
 export interface BenchConfig {
+  sections: Section[];
   /** Measurement window per (model, concurrency, mode), after the warm-up. */
   measureSeconds: number;
   /** Warm-up before each window; its requests are discarded. */
@@ -10,6 +19,9 @@ export interface BenchConfig {
   childLogLevel: string;
   /** NVCF-POLL-SECONDS sent with each pexec: a request not answered 200 within it counts as an error. */
   pollSeconds: number;
+  /** The kserve section's concurrencies and window: direct calls are fast, so a shorter window suffices. */
+  kserveConcurrencies: number[];
+  kserveMeasureSeconds: number;
 }
 
 function positive(env: NodeJS.ProcessEnv, name: string, def: number): number {
@@ -27,17 +39,29 @@ function list(env: NodeJS.ProcessEnv, name: string, def: string): string[] {
     .filter(Boolean);
 }
 
+function concurrencyList(env: NodeJS.ProcessEnv, name: string, def: string): number[] {
+  const values = list(env, name, def).map(Number);
+  if (values.length === 0 || values.some((c) => !Number.isSafeInteger(c) || c < 1)) {
+    throw new Error(`${name} must be positive integers, got '${env[name]}'`);
+  }
+  return values;
+}
+
 export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
-  const concurrencies = list(env, 'BENCH_CONCURRENCY', '1,32').map(Number);
-  if (concurrencies.some((c) => !Number.isSafeInteger(c) || c < 1)) {
-    throw new Error(`BENCH_CONCURRENCY must be positive integers, got '${env.BENCH_CONCURRENCY}'`);
+  const sections = list(env, 'BENCH_SECTIONS', SECTIONS.join(','));
+  const unknown = sections.filter((s) => !(SECTIONS as readonly string[]).includes(s));
+  if (sections.length === 0 || unknown.length > 0) {
+    throw new Error(`BENCH_SECTIONS must list sections out of ${SECTIONS.join(', ')}, got '${env.BENCH_SECTIONS}'`);
   }
   return {
+    sections: SECTIONS.filter((s) => sections.includes(s)),
     measureSeconds: positive(env, 'BENCH_SECONDS', 4),
     warmupSeconds: positive(env, 'BENCH_WARMUP_SECONDS', 1),
-    concurrencies,
+    concurrencies: concurrencyList(env, 'BENCH_CONCURRENCY', '1,32'),
     models: list(env, 'BENCH_MODELS', 'simple,classifier'),
     childLogLevel: env.BENCH_LOG_LEVEL || 'info',
     pollSeconds: positive(env, 'BENCH_POLL_SECONDS', 30),
+    kserveConcurrencies: concurrencyList(env, 'BENCH_KSERVE_CONCURRENCY', '1,16'),
+    kserveMeasureSeconds: positive(env, 'BENCH_KSERVE_SECONDS', 3),
   };
 }

@@ -2,6 +2,8 @@ import http from 'node:http';
 
 export interface HttpResponse {
   status: number;
+  /** Already parsed by node:http, so exposing them costs nothing. */
+  headers: http.IncomingHttpHeaders;
   body: Buffer;
 }
 
@@ -32,7 +34,7 @@ export function createHttpClient(baseUrl: string, maxSockets: number): HttpClien
           (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
             res.on('error', reject);
           },
         );

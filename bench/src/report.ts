@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { KserveReport } from './kserve-report.ts';
 import type { LoadResult } from './load-driver.ts';
 
 export const MODES = ['inproc', 'pexec', 'bullmq-floor'] as const;
@@ -25,8 +26,11 @@ export interface BenchReport {
   timestamp: string;
   machine: Record<string, unknown>;
   config: Record<string, unknown>;
+  /** The pexec section (empty when BENCH_SECTIONS leaves it out). */
   runs: RunRecord[];
   comparisons: Comparison[];
+  /** The kserve section, when run. */
+  kserve?: KserveReport;
 }
 
 export function compare(runs: RunRecord[]): Comparison[] {
@@ -46,11 +50,13 @@ export function compare(runs: RunRecord[]): Comparison[] {
   return out;
 }
 
-const fmt = (v: number | undefined, digits = 2) => (v === undefined || Number.isNaN(v) ? '-' : v.toFixed(digits));
-const rps = (v: number | undefined) => (v === undefined ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
-const ms = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? '-' : v < 10 ? v.toFixed(3) : v.toFixed(1));
+export const fmt = (v: number | undefined, digits = 2) =>
+  v === undefined || Number.isNaN(v) ? '-' : v.toFixed(digits);
+export const rps = (v: number | undefined) => (v === undefined ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
+export const ms = (v: number | undefined) =>
+  v === undefined || Number.isNaN(v) ? '-' : v < 10 ? v.toFixed(3) : v.toFixed(1);
 
-function renderTable(header: string[], rows: string[][], leftColumns: number): string {
+export function renderTable(header: string[], rows: string[][], leftColumns: number): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
@@ -104,11 +110,19 @@ export function formatTable(report: BenchReport): string {
   return renderTable(header, rows, 2);
 }
 
+/** A window's CPU use per process; any section's runs qualify. */
+export interface CpuRow {
+  model: string;
+  concurrency: number;
+  mode: string;
+  cpuPercent: Record<string, number>;
+}
+
 /** Where the CPU went in each window: the first place to look for the bottleneck on a small machine. */
-export function formatCpuTable(report: BenchReport): string {
-  const names = [...new Set(report.runs.flatMap((r) => Object.keys(r.cpuPercent)))];
+export function formatCpuTable(runs: CpuRow[]): string {
+  const names = [...new Set(runs.flatMap((r) => Object.keys(r.cpuPercent)))];
   if (names.length === 0) return '';
-  const rows = report.runs.map((r) => {
+  const rows = runs.map((r) => {
     const total = Object.values(r.cpuPercent).reduce((s, v) => s + v, 0);
     return [r.model, String(r.concurrency), r.mode, ...names.map((n) => fmt(r.cpuPercent[n], 0)), fmt(total, 0)];
   });
