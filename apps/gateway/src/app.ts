@@ -1,9 +1,8 @@
 import type { FunctionRegistry } from '@nvcf/queue';
-import type { Logger } from '@nvcf/service-kit';
+import { accessLog, type Logger } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import type { Redis } from 'ioredis';
-import { accessLog } from './http/access-log.ts';
 import { errorToProblem, problemResponse } from './http/problem-response.ts';
 import type { InvocationService } from './invocation/invocation-service.ts';
 import { functionRoutes } from './routes/function-routes.ts';

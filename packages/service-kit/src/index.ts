@@ -1,4 +1,6 @@
 export * from './env-config.ts';
 export * from './env-schema.ts';
+export * from './http/access-log.ts';
+export * from './http/read-body.ts';
 export * from './logger.ts';
 export * from './shutdown.ts';

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
 import { createHarness, fnId, type Harness, pexec, simpleRequest, verId } from './harness.ts';
@@ -68,6 +69,17 @@ describe('pexec through Redis and an ONNX worker', () => {
     expect(body.outputs.map((o) => o.name)).toEqual(['OUTPUT1']);
     expect(body.outputs[0]?.shape).toEqual([2, 16]);
     expect(body.outputs[0]?.data).toEqual([...Array(16).fill(3), ...Array(16).fill(5)]);
+  });
+
+  it('accepts a gzip-compressed body', async () => {
+    const res = await fetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('simple')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify(simpleRequest())),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { outputs: { data: number[] }[] };
+    expect(body.outputs[0]?.data[15]).toBe(16);
   });
 
   it('runs the classifier: ten probabilities per row that sum to one', async () => {

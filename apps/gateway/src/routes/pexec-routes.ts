@@ -1,6 +1,6 @@
+import { readRequestBody } from '@nvcf/service-kit';
 import { type Context, Hono } from 'hono';
 import { invocationResponse } from '../http/invocation-response.ts';
-import { readBodyWithin } from '../http/read-body.ts';
 import { forwardedHeaders } from '../invocation/forwarded-headers.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
@@ -22,7 +22,7 @@ export function pexecRoutes(service: InvocationService, opts: PexecRouteOptions)
     const rawVersion = c.req.param('versionId');
     const versionId = rawVersion === undefined ? undefined : uuidParam('versionId', rawVersion);
     const input = parseInvocationBody(
-      await readBodyWithin(c.req.raw, opts.maxBodyBytes),
+      await readRequestBody(c.req.raw, opts.maxBodyBytes),
       c.req.header('content-type'),
       {
         binaryExtension: c.req.header('inference-header-content-length') !== undefined,

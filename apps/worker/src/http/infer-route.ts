@@ -1,9 +1,9 @@
+import { readRequestBody } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { decodeInferCall } from '../inference/infer-call.ts';
 import { answerInferCall } from '../inference/infer-exchange.ts';
 import type { InferenceCore } from '../inference-server/core-types.ts';
 import { modelPath, modelRoutes } from './model-path.ts';
-import { readRequestBody } from './read-body.ts';
 
 export interface InferRouteOptions {
   maxBodyBytes: number;

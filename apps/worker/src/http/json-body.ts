@@ -1,5 +1,5 @@
 import { AppError } from '@nvcf/protocol';
-import { readRequestBody } from './read-body.ts';
+import { readRequestBody } from '@nvcf/service-kit';
 
 /**
  * An optional JSON object body (repository routes): undefined when the body is empty, else the parsed

@@ -1,7 +1,6 @@
-import type { Logger } from '@nvcf/service-kit';
+import { accessLog, type Logger } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import type { InferenceCore } from '../inference-server/core-types.ts';
-import { accessLog } from './access-log.ts';
 import { compressResponse } from './compress-response.ts';
 import { inferRoute } from './infer-route.ts';
 import { kserveError, kserveErrorHandler } from './kserve-error.ts';
@@ -39,7 +38,7 @@ export function createKserveHttpApp(core: InferenceCore, opts: KserveHttpOptions
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const maxElements = opts.maxElements ?? DEFAULT_MAX_ELEMENTS;
   const app = new Hono();
-  app.use(accessLog(opts.logger));
+  app.use(accessLog(opts.logger, 'debug'));
   app.use(compressResponse());
   app.route('/', serverRoutes(core));
   app.route('/', modelInfoRoutes(core));
