@@ -3,7 +3,8 @@
  * Redis: REDIS_URL when set, else a redis-server from PATH on a free port (data under .data/redis).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { generateExampleRepository } from '@nvcf/models';
 import { REDIS_INSTALL_HINT, type RedisHandle, startRedis } from '@nvcf/testing';
@@ -24,7 +25,22 @@ try {
   process.exit(1);
 }
 
-const env = { ...process.env, REDIS_URL: redis.url, MODEL_REPOSITORY: modelRepository, GATEWAY_PORT: gatewayPort };
+// The operator's first credential: every scope, kept across restarts in .data/admin-key (mode 600).
+const adminKeyFile = resolve(root, '.data/admin-key');
+const adminKey =
+  process.env.NVCF_BOOTSTRAP_ADMIN_KEY ||
+  (existsSync(adminKeyFile)
+    ? readFileSync(adminKeyFile, 'utf8').trim()
+    : `nvapi-${randomBytes(32).toString('base64url')}`);
+if (!process.env.NVCF_BOOTSTRAP_ADMIN_KEY) writeFileSync(adminKeyFile, `${adminKey}\n`, { mode: 0o600 });
+
+const env = {
+  ...process.env,
+  REDIS_URL: redis.url,
+  MODEL_REPOSITORY: modelRepository,
+  GATEWAY_PORT: gatewayPort,
+  NVCF_BOOTSTRAP_ADMIN_KEY: adminKey,
+};
 const children: ChildProcess[] = [];
 const launch = (name: string, script: string) => {
   const child = spawn(process.execPath, [resolve(root, script)], { env, stdio: ['ignore', 'inherit', 'inherit'] });
@@ -64,7 +80,9 @@ process.stderr.write(
   [
     '',
     `  NVCF gateway   http://127.0.0.1:${gatewayPort}   (redis: ${redis.url}, models: ${modelRepository})`,
-    `  list functions curl -s http://127.0.0.1:${gatewayPort}/v2/nvcf/functions`,
+    `  admin API key  ${adminKey}   (also in .data/admin-key; more keys: pnpm keys create --help)`,
+    `  list functions curl -s -H "Authorization: Bearer $(cat .data/admin-key)" http://127.0.0.1:${gatewayPort}/v2/nvcf/functions`,
+    '  worker         KServe V2 HTTP :8000, gRPC :8001, metrics :8002',
     '  Ctrl-C stops everything.',
     '',
   ].join('\n'),

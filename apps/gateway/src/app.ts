@@ -3,6 +3,7 @@ import { accessLog, type Logger } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import type { Redis } from 'ioredis';
+import type { Authenticator } from './auth/authenticator.ts';
 import { errorToProblem, problemResponse } from './http/problem-response.ts';
 import type { InvocationService } from './invocation/invocation-service.ts';
 import { functionRoutes } from './routes/function-routes.ts';
@@ -14,6 +15,7 @@ export interface GatewayAppDeps {
   redis: Redis;
   registry: FunctionRegistry;
   invocations: InvocationService;
+  auth: Authenticator;
   maxBodyBytes: number;
   defaultPollSeconds: number;
 }
@@ -30,8 +32,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
     }),
   );
   app.route('/', healthRoutes(deps.redis));
-  app.route('/', functionRoutes(deps.registry));
-  app.route('/', pexecRoutes(deps.invocations, deps));
+  app.route('/', functionRoutes(deps.registry, deps.auth));
+  app.route('/', pexecRoutes(deps.invocations, deps.auth, deps));
   app.notFound((c) => problemResponse(404, `No route for ${c.req.method} ${c.req.path}`, { instance: c.req.path }));
   app.onError((err, c) => {
     const { response, internal } = errorToProblem(err, c.req.path);

@@ -10,6 +10,9 @@ export const GatewayEnv = z.object({
   JOB_ATTEMPTS: envInt(3, 1, 100),
   FUNCTION_CACHE_MS: envInt(1000, 0, 60_000),
   INLINE_RESULT_MAX_BYTES: envInt(64 * 1024, 0, 5 * 1024 * 1024),
+  NVCF_BOOTSTRAP_ADMIN_KEY: envString(''),
+  NVCF_JWT_SECRET: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
+  AUTH_CACHE_MS: envInt(2000, 0, 60_000),
   NVCF_NCA_ID: envString('self-hosted'),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnv>;
@@ -25,6 +28,10 @@ export interface GatewayConfig {
   jobAttempts: number;
   functionCacheMs: number;
   maxInlineResultBytes: number;
+  /** An API key with every scope, created (or kept) at start: the operator's first credential. */
+  bootstrapAdminKey?: string;
+  jwtSecret?: string;
+  authCacheMs: number;
   ncaId: string;
   logLevel: string;
 }
@@ -41,6 +48,9 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     jobAttempts: env.JOB_ATTEMPTS,
     functionCacheMs: env.FUNCTION_CACHE_MS,
     maxInlineResultBytes: env.INLINE_RESULT_MAX_BYTES,
+    ...(env.NVCF_BOOTSTRAP_ADMIN_KEY ? { bootstrapAdminKey: env.NVCF_BOOTSTRAP_ADMIN_KEY } : {}),
+    ...(env.NVCF_JWT_SECRET ? { jwtSecret: env.NVCF_JWT_SECRET } : {}),
+    authCacheMs: env.AUTH_CACHE_MS,
     ncaId: env.NVCF_NCA_ID,
     logLevel: env.LOG_LEVEL,
   };

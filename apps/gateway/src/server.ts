@@ -1,6 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
+import { SCOPES } from '@nvcf/protocol';
 import {
+  createApiKeyStore,
   createCompletionWaiter,
   createFunctionRegistry,
   createInvocationProducer,
@@ -11,6 +13,7 @@ import {
 import { createLogger, type Logger } from '@nvcf/service-kit';
 import { v4 as uuidv4 } from 'uuid';
 import { createGatewayApp } from './app.ts';
+import { createAuthenticator } from './auth/authenticator.ts';
 import type { GatewayConfig } from './config.ts';
 import { createFunctionResolver } from './invocation/function-resolver.ts';
 import { createInvocationService } from './invocation/invocation-service.ts';
@@ -45,7 +48,17 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     maxInlineResultBytes: config.maxInlineResultBytes,
     onBackgroundError: (err, requestId) => log.warn({ err, requestId }, 'marking an inline result delivered failed'),
   });
+  const keyStore = createApiKeyStore(redis, keys);
+  if (config.bootstrapAdminKey) {
+    await keyStore.create({ name: 'bootstrap-admin', scopes: [...SCOPES], secret: config.bootstrapAdminKey });
+  }
+  const auth = createAuthenticator({
+    keyStore,
+    cacheMs: config.authCacheMs,
+    ...(config.jwtSecret ? { jwtSecret: config.jwtSecret } : {}),
+  });
   const app = createGatewayApp({
+    auth,
     logger: log,
     redis,
     registry,

@@ -19,4 +19,5 @@ export * from './kserve/tensor.ts';
 export * from './kserve/triton-status.ts';
 export * from './nvcf/function-status.ts';
 export * from './nvcf/headers.ts';
+export * from './nvcf/scopes.ts';
 export * from './problem.ts';

@@ -1,3 +1,4 @@
+export * from './api-key-store.ts';
 export * from './completion-waiter.ts';
 export * from './deadline-queue.ts';
 export * from './function-registry.ts';

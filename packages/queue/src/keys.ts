@@ -14,6 +14,10 @@ export interface Keys {
   readonly completions: string;
   /** Pub/sub channel of one gateway process: small results of the requests it accepted, inline. */
   replies(gatewayId: string): string;
+  /** Hash: API key id → key record (JSON). */
+  readonly apiKeys: string;
+  /** String: the id of the API key whose SHA-256 is `sha256hex` (the key itself is never stored). */
+  apiKeyByHash(sha256hex: string): string;
   /** Set of function ids. */
   readonly functionIds: string;
   /** Hash versionId → FunctionVersion JSON for one function. */
@@ -31,6 +35,8 @@ export function createKeys(prefix = 'nvcf'): Keys {
     request: (requestId) => `${prefix}:req:${requestId}`,
     completions: `${prefix}:completions`,
     replies: (gatewayId) => `${prefix}:replies:${gatewayId}`,
+    apiKeys: `${prefix}:apikeys`,
+    apiKeyByHash: (sha256hex) => `${prefix}:apikey:${sha256hex}`,
     functionIds: `${prefix}:functions`,
     functionVersions: (functionId) => `${prefix}:fn:${functionId}:versions`,
     versionWorkers: (versionId) => `${prefix}:fv:${versionId}:workers`,

@@ -47,6 +47,15 @@ export interface Harness {
 }
 
 export const fnId = modelFunctionId;
+
+/** Every harness gateway starts with this key holding every scope (NVCF_BOOTSTRAP_ADMIN_KEY). */
+export const ADMIN_KEY = `nvapi-test-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
+export const adminAuth = { authorization: `Bearer ${ADMIN_KEY}` };
+
+/** fetch with the admin credential added: the gateway's every route but /health needs one. */
+export function gfetch(url: string, init: RequestInit = {}): Promise<Response> {
+  return fetch(url, { ...init, headers: { ...adminAuth, ...(init.headers as Record<string, string> | undefined) } });
+}
 export const verId = (model: string) => modelVersionId(model, '1');
 
 export async function createHarness(opts: { slowModel?: boolean } = {}): Promise<Harness> {
@@ -69,6 +78,7 @@ export async function createHarness(opts: { slowModel?: boolean } = {}): Promise
     KSERVE_HTTP_PORT: '0',
     KSERVE_GRPC_PORT: '0',
     METRICS_PORT: '0',
+    NVCF_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
     WORKER_HOST: '127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
   };
@@ -147,7 +157,7 @@ export async function pexec(
 ): Promise<Response> {
   return fetch(`${baseUrl}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
+    headers: { 'content-type': 'application/json', ...adminAuth, ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 }

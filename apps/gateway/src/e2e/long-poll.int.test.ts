@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, fnId, type Harness, pexec, simpleRequest } from './harness.ts';
+import { createHarness, fnId, gfetch, type Harness, pexec, simpleRequest } from './harness.ts';
 
 let h: Harness;
 
@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 const status = (url: string, reqId: string, headers: Record<string, string> = {}) =>
-  fetch(`${url}/v2/nvcf/pexec/status/${reqId}`, { headers });
+  gfetch(`${url}/v2/nvcf/pexec/status/${reqId}`, { headers });
 
 describe('long polling', () => {
   it('202 while no worker runs, then 200 on a poll once a worker starts, then 404', async () => {
@@ -102,7 +102,7 @@ describe('NVCF-POLL-SECONDS', () => {
       expect(res.status, `NVCF-POLL-SECONDS: '${bad}'`).toBe(400);
       expect(res.headers.get('content-type')).toMatch(/problem\+json/);
     }
-    const badPoll = await fetch(`${gw.url}/v2/nvcf/pexec/status/00000000-0000-4000-8000-000000000000`, {
+    const badPoll = await gfetch(`${gw.url}/v2/nvcf/pexec/status/00000000-0000-4000-8000-000000000000`, {
       headers: { 'nvcf-poll-seconds': '99999' },
     });
     expect(badPoll.status).toBe(400);

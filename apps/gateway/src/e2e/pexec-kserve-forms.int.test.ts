@@ -2,7 +2,7 @@ import { encodeHttpInferRequest, type InferRequest } from '@nvcf/protocol';
 import type { RunningWorker } from '@nvcf/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
-import { createHarness, fnId, type Harness } from './harness.ts';
+import { createHarness, fnId, gfetch, type Harness } from './harness.ts';
 
 let h: Harness;
 let gw: RunningGateway;
@@ -32,7 +32,7 @@ async function both(body: Buffer, headers: Record<string, string>) {
     headers: { ...headers, 'accept-encoding': 'identity' },
     body,
   });
-  const viaPexec = await fetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('simple')}`, {
+  const viaPexec = await gfetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('simple')}`, {
     method: 'POST',
     headers: { ...headers, 'accept-encoding': 'identity' },
     body,
@@ -94,7 +94,7 @@ describe('pexec accepts the same request forms as the worker /infer and answers 
       headers: { 'accept-encoding': 'identity' },
       body: JSON.stringify(req),
     });
-    const viaPexec = await fetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('classifier')}`, {
+    const viaPexec = await gfetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('classifier')}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(req),
@@ -106,7 +106,7 @@ describe('pexec accepts the same request forms as the worker /infer and answers 
 
   it('a lying binary_data_size is a 400 through pexec too', async () => {
     const enc = encodeHttpInferRequest(simple, { binaryInputs: true });
-    const res = await fetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('simple')}`, {
+    const res = await gfetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('simple')}`, {
       method: 'POST',
       headers: { 'inference-header-content-length': String(enc.inferenceHeaderContentLength) },
       body: enc.body.subarray(0, enc.body.length - 4),

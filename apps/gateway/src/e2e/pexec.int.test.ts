@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
-import { createHarness, fnId, type Harness, pexec, simpleRequest, verId } from './harness.ts';
+import { createHarness, fnId, gfetch, type Harness, pexec, simpleRequest, verId } from './harness.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -72,7 +72,7 @@ describe('pexec through Redis and an ONNX worker', () => {
   });
 
   it('accepts a gzip-compressed body', async () => {
-    const res = await fetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('simple')}`, {
+    const res = await gfetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('simple')}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
       body: gzipSync(JSON.stringify(simpleRequest())),
@@ -107,7 +107,7 @@ describe('pexec through Redis and an ONNX worker', () => {
   });
 
   it('lists the repository models as ACTIVE functions with stable ids and model metadata', async () => {
-    const res = await fetch(`${gw.url}/v2/nvcf/functions`);
+    const res = await gfetch(`${gw.url}/v2/nvcf/functions`);
     expect(res.status).toBe(200);
     const { functions } = (await res.json()) as { functions: Record<string, unknown>[] };
     const simple = functions.find((f) => f.name === 'simple');
@@ -157,7 +157,7 @@ describe('bad input gets a 4xx problem+json and the gateway keeps serving', () =
       400,
       /not a UUID/,
     );
-    await expectProblem(await fetch(`${gw.url}/v2/nvcf/pexec/status/not-a-uuid`), 400, /not a UUID/);
+    await expectProblem(await gfetch(`${gw.url}/v2/nvcf/pexec/status/not-a-uuid`), 400, /not a UUID/);
   });
 
   it('invalid JSON and an empty body → 400', async () => {
@@ -170,7 +170,7 @@ describe('bad input gets a 4xx problem+json and the gateway keeps serving', () =
     await expectProblem(await pexec(gw.url, simplePath(), big), 413, /exceeds/);
     // Chunked, with no Content-Length: refused while it streams in.
     const chunk = new Uint8Array(1024 * 1024).fill(32);
-    const chunked = await fetch(`${gw.url}${simplePath()}`, {
+    const chunked = await gfetch(`${gw.url}${simplePath()}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       duplex: 'half',
@@ -230,6 +230,6 @@ describe('bad input gets a 4xx problem+json and the gateway keeps serving', () =
   });
 
   it('unknown routes → 404 problem+json', async () => {
-    await expectProblem(await fetch(`${gw.url}/v2/nvcf/nope`), 404);
+    await expectProblem(await gfetch(`${gw.url}/v2/nvcf/nope`), 404);
   });
 });

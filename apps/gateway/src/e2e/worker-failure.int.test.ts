@@ -1,6 +1,6 @@
 import { createKeys, createRequestStore } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, fnId, type Harness, pexec } from './harness.ts';
+import { createHarness, fnId, gfetch, type Harness, pexec } from './harness.ts';
 import { slowRequest } from './slow-model.ts';
 
 let h: Harness;
@@ -26,7 +26,7 @@ async function untilInProgress(reqId: string): Promise<void> {
 }
 
 const status = (url: string, reqId: string, seconds: number) =>
-  fetch(`${url}/v2/nvcf/pexec/status/${reqId}`, { headers: { 'nvcf-poll-seconds': String(seconds) } });
+  gfetch(`${url}/v2/nvcf/pexec/status/${reqId}`, { headers: { 'nvcf-poll-seconds': String(seconds) } });
 
 describe('worker failures', () => {
   it('a worker killed with SIGKILL mid-job: the request still completes on another worker', async () => {

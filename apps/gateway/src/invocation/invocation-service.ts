@@ -1,3 +1,4 @@
+import { AppError } from '@nvcf/protocol';
 import type {
   CompletionWaiter,
   InvocationInput,
@@ -27,7 +28,15 @@ export interface InvokeRequest {
 
 export interface InvocationService {
   invoke(req: InvokeRequest): Promise<InvocationOutcome>;
-  status(requestId: string, pollSeconds: number, signal?: AbortSignal): Promise<InvocationOutcome>;
+  /**
+   * Long-polls a request. `mayAccess` (for callers restricted to some functions) is asked about the
+   * request's function before anything is read, so a forbidden caller cannot consume a result.
+   */
+  status(
+    requestId: string,
+    pollSeconds: number,
+    opts?: { signal?: AbortSignal; mayAccess?: (functionId: string) => boolean },
+  ): Promise<InvocationOutcome>;
 }
 
 export interface InvocationDeps {
@@ -93,8 +102,14 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
       return settle(requestId, waiter);
     },
 
-    async status(requestId, pollSeconds, signal) {
-      const waiter = completions.register(requestId, Date.now() + pollSeconds * 1000, signal);
+    async status(requestId, pollSeconds, opts = {}) {
+      if (opts.mayAccess) {
+        const functionId = await store.functionOf(requestId);
+        if (functionId !== undefined && !opts.mayAccess(functionId)) {
+          throw new AppError('PERMISSION_DENIED', `not allowed to access request '${requestId}'`);
+        }
+      }
+      const waiter = completions.register(requestId, Date.now() + pollSeconds * 1000, opts.signal);
       // Checked once after registering: the completion may have been published before we listened.
       const view = await store.take(requestId);
       if (view.kind !== 'pending') {

@@ -1,5 +1,8 @@
 import { readRequestBody } from '@nvcf/service-kit';
 import { type Context, Hono } from 'hono';
+import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
+import type { Authenticator } from '../auth/authenticator.ts';
+import { mayAccessFunction, requireFunction } from '../auth/principal.ts';
 import { invocationResponse } from '../http/invocation-response.ts';
 import { forwardedHeaders } from '../invocation/forwarded-headers.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
@@ -13,12 +16,14 @@ export interface PexecRouteOptions {
 }
 
 /** `POST /v2/nvcf/pexec/functions/{fid}[/versions/{vid}]` and `GET /v2/nvcf/pexec/status/{reqId}`. */
-export function pexecRoutes(service: InvocationService, opts: PexecRouteOptions): Hono {
-  const app = new Hono();
+export function pexecRoutes(service: InvocationService, auth: Authenticator, opts: PexecRouteOptions): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
+  const invoker = requireAuth(auth, 'invoke_function');
 
-  const invoke = async (c: Context) => {
+  const invoke = async (c: Context<AuthEnv>) => {
     const pollSeconds = parsePollSeconds(c.req.header('nvcf-poll-seconds'), opts.defaultPollSeconds);
     const functionId = uuidParam('functionId', c.req.param('functionId') ?? '');
+    requireFunction(c.get('principal'), functionId);
     const rawVersion = c.req.param('versionId');
     const versionId = rawVersion === undefined ? undefined : uuidParam('versionId', rawVersion);
     const input = parseInvocationBody(
@@ -39,13 +44,17 @@ export function pexecRoutes(service: InvocationService, opts: PexecRouteOptions)
     return invocationResponse(outcome, c.req.path);
   };
 
-  app.post('/v2/nvcf/pexec/functions/:functionId', invoke);
-  app.post('/v2/nvcf/pexec/functions/:functionId/versions/:versionId', invoke);
+  app.post('/v2/nvcf/pexec/functions/:functionId', invoker, invoke);
+  app.post('/v2/nvcf/pexec/functions/:functionId/versions/:versionId', invoker, invoke);
 
-  app.get('/v2/nvcf/pexec/status/:requestId', async (c) => {
+  app.get('/v2/nvcf/pexec/status/:requestId', invoker, async (c) => {
     const pollSeconds = parsePollSeconds(c.req.header('nvcf-poll-seconds'), opts.defaultPollSeconds);
     const requestId = uuidParam('requestId', c.req.param('requestId'));
-    const outcome = await service.status(requestId, pollSeconds, c.req.raw.signal);
+    const principal = c.get('principal');
+    const outcome = await service.status(requestId, pollSeconds, {
+      signal: c.req.raw.signal,
+      ...(principal.allowedFunctionIds ? { mayAccess: (fid: string) => mayAccessFunction(principal, fid) } : {}),
+    });
     return invocationResponse(outcome, c.req.path);
   });
   return app;
