@@ -1,19 +1,25 @@
-import type { FunctionRegistry } from '@nvcf/queue';
+import type { FunctionRegistry, InvocationProducer, RateLimiter, RequestStore } from '@nvcf/queue';
 import { accessLog, type Logger } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import type { Redis } from 'ioredis';
 import type { Authenticator } from './auth/authenticator.ts';
 import { errorToProblem, problemResponse } from './http/problem-response.ts';
+import { rateLimit } from './http/rate-limit.ts';
 import type { InvocationService } from './invocation/invocation-service.ts';
+import { execRoutes } from './routes/exec-routes.ts';
 import { functionRoutes } from './routes/function-routes.ts';
 import { healthRoutes } from './routes/health-routes.ts';
 import { pexecRoutes } from './routes/pexec-routes.ts';
+import { queueRoutes } from './routes/queue-routes.ts';
 
 export interface GatewayAppDeps {
   logger: Logger;
   redis: Redis;
   registry: FunctionRegistry;
+  producer: InvocationProducer;
+  store: RequestStore;
+  limiter: RateLimiter;
   invocations: InvocationService;
   auth: Authenticator;
   maxBodyBytes: number;
@@ -33,7 +39,10 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   );
   app.route('/', healthRoutes(deps.redis));
   app.route('/', functionRoutes(deps.registry, deps.auth));
-  app.route('/', pexecRoutes(deps.invocations, deps.auth, deps));
+  const limit = rateLimit(deps.limiter);
+  app.route('/', pexecRoutes(deps.invocations, deps.auth, { ...deps, limit }));
+  app.route('/', execRoutes(deps.invocations, deps.auth, { maxBodyBytes: deps.maxBodyBytes, limit }));
+  app.route('/', queueRoutes(deps));
   app.notFound((c) => problemResponse(404, `No route for ${c.req.method} ${c.req.path}`, { instance: c.req.path }));
   app.onError((err, c) => {
     const { response, internal } = errorToProblem(err, c.req.path);

@@ -13,6 +13,8 @@ export const GatewayEnv = z.object({
   NVCF_BOOTSTRAP_ADMIN_KEY: envString(''),
   NVCF_JWT_SECRET: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
   AUTH_CACHE_MS: envInt(2000, 0, 60_000),
+  MAX_QUEUE_DEPTH: envInt(100_000, 0),
+  RATE_LIMIT_PER_MINUTE: envInt(0, 0),
   NVCF_NCA_ID: envString('self-hosted'),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnv>;
@@ -32,6 +34,10 @@ export interface GatewayConfig {
   bootstrapAdminKey?: string;
   jwtSecret?: string;
   authCacheMs: number;
+  /** Waiting requests per function version before 429 (0: unbounded). */
+  maxQueueDepth: number;
+  /** New invocations per credential per minute before 429 (0: unlimited). */
+  rateLimitPerMinute: number;
   ncaId: string;
   logLevel: string;
 }
@@ -51,6 +57,8 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     ...(env.NVCF_BOOTSTRAP_ADMIN_KEY ? { bootstrapAdminKey: env.NVCF_BOOTSTRAP_ADMIN_KEY } : {}),
     ...(env.NVCF_JWT_SECRET ? { jwtSecret: env.NVCF_JWT_SECRET } : {}),
     authCacheMs: env.AUTH_CACHE_MS,
+    maxQueueDepth: env.MAX_QUEUE_DEPTH,
+    rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
     ncaId: env.NVCF_NCA_ID,
     logLevel: env.LOG_LEVEL,
   };

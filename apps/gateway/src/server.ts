@@ -7,6 +7,7 @@ import {
   createFunctionRegistry,
   createInvocationProducer,
   createKeys,
+  createRateLimiter,
   createRedis,
   createRequestStore,
 } from '@nvcf/queue';
@@ -17,6 +18,7 @@ import { createAuthenticator } from './auth/authenticator.ts';
 import type { GatewayConfig } from './config.ts';
 import { createFunctionResolver } from './invocation/function-resolver.ts';
 import { createInvocationService } from './invocation/invocation-service.ts';
+import { createQueueGuard } from './invocation/queue-guard.ts';
 
 export interface RunningGateway {
   url: string;
@@ -42,6 +44,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const functions = createFunctionResolver(registry, { cacheMs: config.functionCacheMs });
   const invocations = createInvocationService({
     functions,
+    queueGuard: createQueueGuard(producer, { maxDepth: config.maxQueueDepth, cacheMs: 250 }),
     store,
     producer,
     completions,
@@ -59,6 +62,9 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   });
   const app = createGatewayApp({
     auth,
+    producer,
+    store,
+    limiter: createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 }),
     logger: log,
     redis,
     registry,

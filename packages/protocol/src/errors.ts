@@ -49,10 +49,13 @@ export const errorCodeInfo: Readonly<Record<ErrorCode, CodeInfo>> = {
  */
 export class AppError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  /** For RESOURCE_EXHAUSTED/UNAVAILABLE: when trying again makes sense (HTTP `Retry-After`). */
+  readonly retryAfterSeconds?: number;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super(message, options);
     this.name = 'AppError';
     this.code = code;
+    if (options?.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
   }
   get httpStatus(): number {
     return errorCodeInfo[this.code].http;

@@ -6,5 +6,6 @@ export * from './invocation-consumer.ts';
 export * from './invocation-producer.ts';
 export * from './job-contract.ts';
 export * from './keys.ts';
+export * from './rate-limiter.ts';
 export * from './redis-connection.ts';
 export * from './request-store.ts';

@@ -8,6 +8,13 @@ export interface InvocationProducer {
   enqueue(job: InvocationJob): Promise<void>;
   /** Jobs waiting or running for a version. */
   depth(versionId: string): Promise<number>;
+  /** Jobs waiting (not yet taken by a worker) for a version: one Redis command. */
+  waiting(versionId: string): Promise<number>;
+  /**
+   * How many requests wait ahead of this one in its version's queue; 0 once a worker has it;
+   * undefined when the queue does not hold it (finished, or unknown).
+   */
+  position(versionId: string, requestId: string): Promise<number | undefined>;
   close(): Promise<void>;
 }
 
@@ -42,6 +49,21 @@ export function createInvocationProducer(connection: Redis, keys: Keys, opts: Pr
     async depth(versionId) {
       const counts = await queueFor(versionId).getJobCounts('wait', 'active', 'delayed', 'prioritized');
       return Object.values(counts).reduce((a, b) => a + b, 0);
+    },
+    async waiting(versionId) {
+      return connection.llen(queueFor(versionId).toKey('wait'));
+    },
+    async position(versionId, requestId) {
+      const q = queueFor(versionId);
+      // BullMQ pushes new jobs on the left of the wait list and workers take from the right.
+      const [[, index], [, length], [, active]] = (await connection
+        .multi()
+        .lpos(q.toKey('wait'), requestId)
+        .llen(q.toKey('wait'))
+        .lpos(q.toKey('active'), requestId)
+        .exec()) as [[null, number | null], [null, number], [null, number | null]];
+      if (index !== null) return length - 1 - index;
+      return active !== null ? 0 : undefined;
     },
     async close() {
       await Promise.all([...queues.values()].map((q) => q.close()));

@@ -18,6 +18,8 @@ export interface Keys {
   readonly apiKeys: string;
   /** String: the id of the API key whose SHA-256 is `sha256hex` (the key itself is never stored). */
   apiKeyByHash(sha256hex: string): string;
+  /** Counter of one subject's requests in one rate-limit window. TTL'd. */
+  rateWindow(subject: string, window: number): string;
   /** Set of function ids. */
   readonly functionIds: string;
   /** Hash versionId → FunctionVersion JSON for one function. */
@@ -36,6 +38,7 @@ export function createKeys(prefix = 'nvcf'): Keys {
     completions: `${prefix}:completions`,
     replies: (gatewayId) => `${prefix}:replies:${gatewayId}`,
     apiKeys: `${prefix}:apikeys`,
+    rateWindow: (subject, window) => `${prefix}:rate:${subject}:${window}`,
     apiKeyByHash: (sha256hex) => `${prefix}:apikey:${sha256hex}`,
     functionIds: `${prefix}:functions`,
     functionVersions: (functionId) => `${prefix}:fn:${functionId}:versions`,

@@ -39,8 +39,8 @@ export interface RequestStore {
   complete(requestId: string, result: InvocationResult, reply?: ReplyTarget): Promise<boolean>;
   /** Marks a result handed out from an inline reply as delivered. */
   markDelivered(requestId: string): Promise<void>;
-  /** The function a request belongs to (for authorization before reading it), or undefined when unknown. */
-  functionOf(requestId: string): Promise<string | undefined>;
+  /** The function version a request belongs to (authorization before reading it; queue position). */
+  owner(requestId: string): Promise<{ functionId: string; versionId: string } | undefined>;
   /** Reads the request; a terminal result is handed out exactly once (then the id answers 'delivered'). */
   take(requestId: string): Promise<RequestView>;
 }
@@ -79,8 +79,9 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
       );
       return stored === 1;
     },
-    async functionOf(requestId) {
-      return (await redis.hget(keys.request(requestId), 'fid')) ?? undefined;
+    async owner(requestId) {
+      const [functionId, versionId] = await redis.hmget(keys.request(requestId), 'fid', 'vid');
+      return functionId && versionId ? { functionId, versionId } : undefined;
     },
     async markDelivered(requestId) {
       await r.nvcfMarkDelivered(keys.request(requestId));

@@ -19,6 +19,8 @@ export function errorToProblem(err: unknown, instance: string): { response: Resp
     if (err.code === 'UNAUTHENTICATED') headers['www-authenticate'] = 'Bearer';
     // The rest of an oversized body is never read: the connection cannot carry another request.
     if (err.code === 'PAYLOAD_TOO_LARGE') headers.connection = 'close';
+    if (err.retryAfterSeconds !== undefined)
+      headers['retry-after'] = String(Math.max(1, Math.ceil(err.retryAfterSeconds)));
     return { response: problemResponse(err.httpStatus, err.message, { instance, headers }), internal: false };
   }
   return { response: problemResponse(500, 'Internal error', { instance }), internal: true };

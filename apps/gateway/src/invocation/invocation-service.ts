@@ -9,6 +9,7 @@ import type {
 } from '@nvcf/queue';
 import { v4 as uuidv4 } from 'uuid';
 import type { FunctionResolver } from './function-resolver.ts';
+import type { QueueGuard } from './queue-guard.ts';
 
 /** What a pexec call or a status poll ends with. */
 export type InvocationOutcome =
@@ -41,6 +42,7 @@ export interface InvocationService {
 
 export interface InvocationDeps {
   functions: FunctionResolver;
+  queueGuard: QueueGuard;
   store: RequestStore;
   producer: InvocationProducer;
   completions: CompletionWaiter;
@@ -78,6 +80,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
   return {
     async invoke(req) {
       const { fv } = await functions.resolve(req.functionId, req.versionId);
+      await deps.queueGuard.admit(fv.versionId);
       const requestId = uuidv4();
       // Registered before the add: a fast worker can publish the completion before `enqueue` returns.
       const waiter = completions.register(requestId, Date.now() + req.pollSeconds * 1000, req.signal);
@@ -104,7 +107,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
 
     async status(requestId, pollSeconds, opts = {}) {
       if (opts.mayAccess) {
-        const functionId = await store.functionOf(requestId);
+        const functionId = (await store.owner(requestId))?.functionId;
         if (functionId !== undefined && !opts.mayAccess(functionId)) {
           throw new AppError('PERMISSION_DENIED', `not allowed to access request '${requestId}'`);
         }

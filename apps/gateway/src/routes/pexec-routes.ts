@@ -1,5 +1,5 @@
 import { readRequestBody } from '@nvcf/service-kit';
-import { type Context, Hono } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { mayAccessFunction, requireFunction } from '../auth/principal.ts';
@@ -13,6 +13,8 @@ import { uuidParam } from '../invocation/uuid-param.ts';
 export interface PexecRouteOptions {
   maxBodyBytes: number;
   defaultPollSeconds: number;
+  /** Per-credential rate limit, applied to new invocations (not to polls). */
+  limit: MiddlewareHandler<AuthEnv>;
 }
 
 /** `POST /v2/nvcf/pexec/functions/{fid}[/versions/{vid}]` and `GET /v2/nvcf/pexec/status/{reqId}`. */
@@ -44,8 +46,8 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     return invocationResponse(outcome, c.req.path);
   };
 
-  app.post('/v2/nvcf/pexec/functions/:functionId', invoker, invoke);
-  app.post('/v2/nvcf/pexec/functions/:functionId/versions/:versionId', invoker, invoke);
+  app.post('/v2/nvcf/pexec/functions/:functionId', invoker, opts.limit, invoke);
+  app.post('/v2/nvcf/pexec/functions/:functionId/versions/:versionId', invoker, opts.limit, invoke);
 
   app.get('/v2/nvcf/pexec/status/:requestId', invoker, async (c) => {
     const pollSeconds = parsePollSeconds(c.req.header('nvcf-poll-seconds'), opts.defaultPollSeconds);

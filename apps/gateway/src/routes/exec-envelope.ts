@@ -1,0 +1,43 @@
+import { problemResponse } from '../http/problem-response.ts';
+import type { InvocationOutcome } from '../invocation/invocation-service.ts';
+
+/**
+ * The legacy exec envelope (nvcf-api.md §8): `{reqId, status, response | responseReference,
+ * percentComplete, errorCode}`, with the function's JSON answer embedded. While waiting the status is
+ * `pending-evaluation`, the value the clients of this API poll on (§15 #4).
+ */
+export function execEnvelopeResponse(outcome: InvocationOutcome, instance: string): Response {
+  const { requestId: reqId } = outcome;
+  const headers = { 'nvcf-reqid': reqId };
+  if (outcome.kind === 'unknown') {
+    return problemResponse(404, `Request '${reqId}' not found (unknown, expired or already delivered)`, {
+      instance,
+      requestId: reqId,
+    });
+  }
+  if (outcome.kind === 'pending') {
+    return Response.json(
+      { reqId, status: 'pending-evaluation', percentComplete: outcome.percent },
+      { status: 202, headers },
+    );
+  }
+  const { result } = outcome;
+  const text = result.body.toString('utf8');
+  let response: unknown = text;
+  if (/json/i.test(result.contentType)) {
+    try {
+      response = JSON.parse(text);
+    } catch {
+      // not JSON after all: embedded as text
+    }
+  } else if (!/^text\//i.test(result.contentType)) {
+    response = result.body.toString('base64');
+  }
+  if (result.status < 400) {
+    return Response.json({ reqId, status: 'fulfilled', response }, { status: result.status, headers });
+  }
+  return Response.json(
+    { reqId, status: 'errored', errorCode: result.status, response },
+    { status: result.status, headers },
+  );
+}
