@@ -22,6 +22,7 @@ export const WorkerEnv = z.object({
   WORKER_STALLED_INTERVAL_MS: envInt(30_000, 500),
   WORKER_MAX_STALLED_COUNT: envInt(2, 0, 100),
   HEARTBEAT_INTERVAL_MS: envInt(2_000, 100),
+  DEPLOYMENT_SYNC_MS: envInt(5_000, 100),
   SHUTDOWN_TIMEOUT_MS: envInt(30_000, 0),
   NVCF_NCA_ID: envString('self-hosted'),
   WORKER_HOST: envString('0.0.0.0'),
@@ -48,6 +49,8 @@ export interface WorkerConfig {
   stalledIntervalMs: number;
   maxStalledCount: number;
   heartbeatIntervalMs: number;
+  /** Fallback re-sync period with the registry's deployments (changes are also pushed by pub/sub). */
+  deploymentSyncMs: number;
   shutdownTimeoutMs: number;
   ncaId: string;
   host: string;
@@ -75,6 +78,7 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     stalledIntervalMs: env.WORKER_STALLED_INTERVAL_MS,
     maxStalledCount: env.WORKER_MAX_STALLED_COUNT,
     heartbeatIntervalMs: env.HEARTBEAT_INTERVAL_MS,
+    deploymentSyncMs: env.DEPLOYMENT_SYNC_MS,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     ncaId: env.NVCF_NCA_ID,
     host: env.WORKER_HOST,

@@ -7,14 +7,12 @@ import {
   createRequestStore,
 } from '@nvcf/queue';
 import { createLogger, type Logger } from '@nvcf/service-kit';
-import type { Worker } from 'bullmq';
 import type { WorkerConfig } from './config.ts';
-import { modelFunctionVersion } from './functions/model-functions.ts';
+import { createConsumerSync } from './consumer-sync.ts';
 import { startKserveGrpcServer } from './grpc/index.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { startKserveHttpServer } from './http/kserve-server.ts';
 import { startInferenceCore } from './inference-server/create-core.ts';
-import { createInvocationProcessor } from './invocation-processor.ts';
 import { startMetricsServer } from './metrics/metrics-server.ts';
 import { createTritonMetrics } from './metrics/triton-metrics.ts';
 
@@ -42,56 +40,22 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
   const store = createRequestStore(redis, keys, { ttlSeconds: config.requestTtlSeconds });
   const core = await startInferenceCore(config, log);
 
-  const consumers = new Map<string, Worker>();
-  const heartbeat = startHeartbeat(
-    registry,
-    config.workerId,
-    () => [...consumers.keys()],
-    config.heartbeatIntervalMs,
-    log,
-  );
+  const consumers = createConsumerSync({ core, registry, store, keys, connection: bullConnection, config, log });
+  const heartbeat = startHeartbeat(registry, config.workerId, consumers.versionIds, config.heartbeatIntervalMs, log);
 
-  /** Makes the consumers match the loaded model versions. */
-  const sync = async () => {
-    const loaded = (await core.repositoryIndex({ readyOnly: true })).filter((e) => e.version !== undefined);
-    const wanted = new Set<string>();
-    for (const entry of loaded) {
-      const version = entry.version as string;
-      const fv = modelFunctionVersion(core.modelMetadata(entry.name, version), version, config.ncaId);
-      wanted.add(fv.versionId);
-      if (consumers.has(fv.versionId)) continue;
-      await registry.upsert(fv);
-      const processor = createInvocationProcessor({
-        store,
-        core,
-        model: { name: entry.name, version },
-        logger: log,
-        maxTensorElements: config.maxTensorElements,
-      });
-      const consumer = createInvocationConsumer(bullConnection, keys, fv.versionId, processor, {
-        concurrency: config.concurrency,
-        lockDurationMs: config.lockDurationMs,
-        stalledIntervalMs: config.stalledIntervalMs,
-        maxStalledCount: config.maxStalledCount,
-      });
-      consumer.on('error', (err) => log.error({ err, versionId: fv.versionId }, 'consumer error'));
-      consumers.set(fv.versionId, consumer);
-      log.info({ model: entry.name, version, functionId: fv.id, versionId: fv.versionId }, 'serving');
-    }
-    for (const [versionId, consumer] of consumers) {
-      if (wanted.has(versionId)) continue;
-      consumers.delete(versionId);
-      await registry.removeWorker(config.workerId, [versionId]);
-      await consumer.close(); // graceful: the version's in-flight jobs finish
-    }
-    await Promise.all([...consumers.values()].map((c) => c.waitUntilReady()));
-  };
+  // Re-sync serially on every trigger: a model loaded or unloaded here, a deployment changed anywhere
+  // (pub/sub), and a periodic pass in case a notification was missed.
   let syncing = Promise.resolve();
   const resync = () => {
-    syncing = syncing.then(sync).catch((err: unknown) => log.error({ err }, 'consumer sync failed'));
+    syncing = syncing.then(consumers.sync).catch((err: unknown) => log.error({ err }, 'consumer sync failed'));
     return syncing;
   };
   core.onChange(() => void resync());
+  const subscriber = createRedis(config.redisUrl, { blocking: true, name: 'worker-sub' });
+  subscriber.on('message', () => void resync());
+  await subscriber.subscribe(keys.deploymentsChanged);
+  const periodic = setInterval(() => void resync(), config.deploymentSyncMs);
+  periodic.unref();
   await resync();
   await heartbeat.beat();
 
@@ -121,7 +85,12 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
       ? await startMetricsServer(createTritonMetrics(core), { host: config.host, port: config.metricsPort })
       : undefined;
   log.info(
-    { functions: consumers.size, httpPort: http?.port, grpcPort: grpc?.port, metricsPort: metrics?.port },
+    {
+      functions: consumers.versionIds().length,
+      httpPort: http?.port,
+      grpcPort: grpc?.port,
+      metricsPort: metrics?.port,
+    },
     'worker ready',
   );
 
@@ -129,14 +98,15 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
   return {
     workerId: config.workerId,
     get versionIds() {
-      return [...consumers.keys()];
+      return consumers.versionIds();
     },
     ports: { http: http?.port ?? 0, grpc: grpc?.port ?? 0, metrics: metrics?.port ?? 0 },
     close() {
       closing ??= (async () => {
+        clearInterval(periodic);
+        subscriber.disconnect();
         await heartbeat.stop().catch(() => {});
-        const all = [...consumers.values()];
-        const drained = Promise.all(all.map((c) => c.close()));
+        const drained = consumers.close();
         const timedOut = await Promise.race([
           drained.then(() => false),
           new Promise<boolean>((r) => setTimeout(() => r(true), config.shutdownTimeoutMs).unref()),
@@ -144,7 +114,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
         // Jobs still running past the timeout are abandoned; another worker recovers them as stalled.
         if (timedOut) {
           log.warn({ timeoutMs: config.shutdownTimeoutMs }, 'drain timed out; forcing close');
-          await Promise.all(all.map((c) => c.close(true)));
+          await consumers.close(true);
         }
         await Promise.all([http?.close(), grpc?.close(), metrics?.close()]);
         await core.close();

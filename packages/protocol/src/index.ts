@@ -19,5 +19,6 @@ export * from './kserve/tensor.ts';
 export * from './kserve/triton-status.ts';
 export * from './nvcf/function-status.ts';
 export * from './nvcf/headers.ts';
+export * from './nvcf/function-requests.ts';
 export * from './nvcf/scopes.ts';
 export * from './problem.ts';

@@ -17,11 +17,16 @@ export const FunctionVersion = z.object({
   apiBodyFormat: z.enum(['CUSTOM', 'PREDICT_V2']).default('PREDICT_V2'),
   inferenceUrl: z.string(),
   models: z.array(z.object({ name: z.string(), version: z.string(), uri: z.string() })).default([]),
+  tags: z.array(z.string()).default([]),
+  /** The rest of the create request's DTO fields, kept and returned as given (container fields etc.). */
+  spec: z.record(z.string(), z.unknown()).default({}),
   deployment: z
     .object({
       minInstances: z.number().int().min(0),
       maxInstances: z.number().int().min(1),
       maxRequestConcurrency: z.number().int().min(1),
+      /** The deployment request's specifications, as given. */
+      specifications: z.array(z.record(z.string(), z.unknown())).default([]),
     })
     .nullable(),
   model: z.object({
@@ -38,6 +43,16 @@ export type { DeploymentLimits };
 export interface FunctionRegistry {
   /** Creates or updates a version; `createdAt` of an existing version is kept. */
   upsert(fv: FunctionVersion): Promise<void>;
+  /**
+   * Publishes a repository model's version: created when new; when it exists only its model metadata is
+   * refreshed, so an operator's undeploy, tags or description survive a worker restart.
+   */
+  seed(fv: FunctionVersion): Promise<void>;
+  get(functionId: string, versionId: string): Promise<FunctionVersion | undefined>;
+  /** Deletes a version (and the function when it was the last). */
+  remove(functionId: string, versionId: string): Promise<boolean>;
+  /** Tells every worker that deployments changed (they re-sync at once instead of at their next poll). */
+  notifyChanged(): Promise<void>;
   /** Every version of one function (empty when unknown). */
   versions(functionId: string): Promise<FunctionVersion[]>;
   list(): Promise<FunctionVersion[]>;
@@ -66,6 +81,25 @@ export function createFunctionRegistry(redis: Redis, keys: Keys): FunctionRegist
         .exec();
     },
     versions,
+    async seed(fv) {
+      const key = keys.functionVersions(fv.id);
+      const existing = await redis.hget(key, fv.versionId);
+      const next = existing ? { ...FunctionVersion.parse(JSON.parse(existing)), model: fv.model } : fv;
+      await redis.multi().sadd(keys.functionIds, fv.id).hset(key, fv.versionId, JSON.stringify(next)).exec();
+    },
+    async get(functionId, versionId) {
+      const json = await redis.hget(keys.functionVersions(functionId), versionId);
+      return json ? FunctionVersion.parse(JSON.parse(json)) : undefined;
+    },
+    async remove(functionId, versionId) {
+      const key = keys.functionVersions(functionId);
+      const removed = (await redis.hdel(key, versionId)) === 1;
+      if (removed && (await redis.hlen(key)) === 0) await redis.srem(keys.functionIds, functionId);
+      return removed;
+    },
+    async notifyChanged() {
+      await redis.publish(keys.deploymentsChanged, '1');
+    },
     async list() {
       const ids = (await redis.smembers(keys.functionIds)).sort();
       const pipe = redis.pipeline();

@@ -20,6 +20,8 @@ export interface Keys {
   apiKeyByHash(sha256hex: string): string;
   /** Counter of one subject's requests in one rate-limit window. TTL'd. */
   rateWindow(subject: string, window: number): string;
+  /** Pub/sub channel: function versions were created, deployed, undeployed or deleted. */
+  readonly deploymentsChanged: string;
   /** Set of function ids. */
   readonly functionIds: string;
   /** Hash versionId → FunctionVersion JSON for one function. */
@@ -38,6 +40,7 @@ export function createKeys(prefix = 'nvcf'): Keys {
     completions: `${prefix}:completions`,
     replies: (gatewayId) => `${prefix}:replies:${gatewayId}`,
     apiKeys: `${prefix}:apikeys`,
+    deploymentsChanged: `${prefix}:deployments-changed`,
     rateWindow: (subject, window) => `${prefix}:rate:${subject}:${window}`,
     apiKeyByHash: (sha256hex) => `${prefix}:apikey:${sha256hex}`,
     functionIds: `${prefix}:functions`,

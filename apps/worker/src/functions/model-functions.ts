@@ -13,7 +13,12 @@ export const modelVersionId = (model: string, version: string) =>
  * A model version in the repository is a deployed function version. Deployed with `minInstances: 0`:
  * invocable with no worker up, its requests wait in the queue until one comes.
  */
-export function modelFunctionVersion(meta: ModelMetadata, version: string, ncaId: string): FunctionVersion {
+export function modelFunctionVersion(
+  meta: ModelMetadata,
+  version: string,
+  ncaId: string,
+  maxRequestConcurrency = 1,
+): FunctionVersion {
   const model = { ...meta, version };
   return {
     id: modelFunctionId(model.name),
@@ -26,7 +31,9 @@ export function modelFunctionVersion(meta: ModelMetadata, version: string, ncaId
     apiBodyFormat: 'PREDICT_V2',
     inferenceUrl: `/v2/models/${model.name}/versions/${model.version}/infer`,
     models: [{ name: model.name, version: model.version, uri: `model-repository://${model.name}/${model.version}` }],
-    deployment: { minInstances: 0, maxInstances: 1, maxRequestConcurrency: 1 },
+    tags: [],
+    spec: {},
+    deployment: { minInstances: 0, maxInstances: 1, maxRequestConcurrency, specifications: [] },
     model: {
       name: model.name,
       version: model.version,

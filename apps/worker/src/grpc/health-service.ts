@@ -1,8 +1,7 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
+import { type HealthCheckRequestMsg, unary } from '@nvcf/kserve-grpc';
 import { AppError } from '@nvcf/protocol';
 import type { InferenceCore } from '../inference-server/core-types.ts';
-import type { HealthCheckRequestMsg } from './kserve-messages.ts';
-import { unary } from './unary-handler.ts';
 
 /** The service names this server answers health checks for: the server as a whole. */
 const SERVED = new Set(['', 'inference.GRPCInferenceService']);

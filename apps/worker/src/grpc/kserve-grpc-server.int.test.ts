@@ -1,7 +1,7 @@
 import { credentials, Metadata, status } from '@grpc/grpc-js';
+import { loadKserveClients } from '@nvcf/kserve-grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_OPTIONS, type GrpcFixture, int32Bytes, int32sOf, startGrpcFixture } from './grpc-test-fixture.ts';
-import { loadKserveClients } from './kserve-protos.ts';
 
 let fx: GrpcFixture;
 beforeAll(async () => {

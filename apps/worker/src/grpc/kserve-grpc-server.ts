@@ -1,8 +1,8 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { loadKserveProtos, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
 import type { InferenceCore } from '../inference-server/core-types.ts';
 import { createHealthService } from './health-service.ts';
 import { createKserveGrpcService, type KserveGrpcServiceOptions } from './kserve-grpc-service.ts';
-import { loadKserveProtos, MAX_MESSAGE_BYTES } from './kserve-protos.ts';
 
 export interface KserveGrpcServerOptions extends KserveGrpcServiceOptions {
   host: string;

@@ -1,20 +1,20 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
+import {
+  decodeModelInferRequest,
+  encodeModelInferResponse,
+  type ModelInferRequestMsg,
+  type ModelInferResponseMsg,
+  type NameVersionMsg,
+  type RepositoryIndexRequestMsg,
+  type RepositoryModelRequestMsg,
+  unary,
+} from '@nvcf/kserve-grpc';
 import { modelConfigToJson } from '@nvcf/models';
 import { AppError } from '@nvcf/protocol';
 import type { Logger } from '@nvcf/service-kit';
 import type { InferenceCore } from '../inference-server/core-types.ts';
-import { decodeModelInferRequest } from './infer-request-grpc.ts';
-import { encodeModelInferResponse } from './infer-response-grpc.ts';
-import type {
-  ModelInferRequestMsg,
-  ModelInferResponseMsg,
-  NameVersionMsg,
-  RepositoryIndexRequestMsg,
-  RepositoryModelRequestMsg,
-} from './kserve-messages.ts';
 import { modelStreamInfer } from './model-stream-infer.ts';
 import { repositoryLoadOptions } from './repository-load-options.ts';
-import { unary } from './unary-handler.ts';
 
 export interface KserveGrpcServiceOptions {
   logger?: Logger;

@@ -1,7 +1,12 @@
 import type { handleBidiStreamingCall, ServerDuplexStream } from '@grpc/grpc-js';
+import {
+  isServerFault,
+  type ModelInferRequestMsg,
+  type ModelInferResponseMsg,
+  type ModelStreamInferResponseMsg,
+  toGrpcError,
+} from '@nvcf/kserve-grpc';
 import type { Logger } from '@nvcf/service-kit';
-import { isServerFault, toGrpcError } from './grpc-errors.ts';
-import type { ModelInferRequestMsg, ModelInferResponseMsg, ModelStreamInferResponseMsg } from './kserve-messages.ts';
 
 type StreamCall = ServerDuplexStream<ModelInferRequestMsg, ModelStreamInferResponseMsg>;
 

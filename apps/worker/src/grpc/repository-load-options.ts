@@ -1,6 +1,6 @@
+import type { ModelRepositoryParameterMsg } from '@nvcf/kserve-grpc';
 import { AppError } from '@nvcf/protocol';
 import type { LoadOptions } from '../inference-server/core-types.ts';
-import type { ModelRepositoryParameterMsg } from './kserve-messages.ts';
 
 /**
  * RepositoryModelLoad's parameters as the core's load options (open-inference-protocol.md §10.5):

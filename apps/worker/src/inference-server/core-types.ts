@@ -51,6 +51,16 @@ export interface ModelMetadata {
 
 export type ModelState = 'READY' | 'UNAVAILABLE' | 'LOADING' | 'UNLOADING';
 
+/** Where the server is in its life: loading the repository at start, serving, or shutting down. */
+export type ServerState = 'INITIALIZING' | 'READY' | 'EXITING';
+
+/** One version of a model and its state; `reason` says why it is not READY. */
+export interface VersionState {
+  version: string;
+  state: ModelState;
+  reason: string;
+}
+
 export interface RepositoryIndexEntry {
   name: string;
   version?: string;
@@ -69,6 +79,8 @@ export interface InferenceCore {
   readonly extensions: readonly string[];
   isLive(): boolean;
   isReady(): boolean;
+  /** INITIALIZING until the repository has been loaded at start, EXITING once close() began. */
+  serverState(): ServerState;
   /** Throws INVALID_ARGUMENT (unknown model) or UNAVAILABLE (version not ready). */
   modelMetadata(name: string, version?: string): ModelMetadata;
   isModelReady(name: string, version?: string): boolean;
@@ -81,6 +93,12 @@ export interface InferenceCore {
   /** Every loaded version, or one model's versions, or one version. Unknown model → INVALID_ARGUMENT. */
   statistics(name?: string, version?: string): ModelStatisticsSnapshot[];
   repositoryIndex(opts?: { readyOnly?: boolean }): Promise<RepositoryIndexEntry[]>;
+  /**
+   * A model's versions, oldest first: those loaded (READY, or LOADING/UNLOADING while it changes) and those it
+   * served before an unload or a reload that dropped them (UNAVAILABLE, with the reason). Empty for a model
+   * never loaded. The Triton v1 status reads it.
+   */
+  versionStates(name: string): VersionState[];
   /** Loads (or reloads) every version the model's version policy selects. Failure → `failed to load '<m>'…`. */
   loadModel(name: string, opts?: LoadOptions): Promise<void>;
   unloadModel(name: string): Promise<void>;

@@ -16,6 +16,7 @@ import type {
   InferenceCore,
   ModelMetadata,
   RepositoryIndexEntry,
+  VersionState,
 } from './core-types.ts';
 import { InstanceSlots } from './instance-slots.ts';
 import { ModelStatistics } from './model-statistics.ts';
@@ -61,8 +62,11 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
   /** Models that failed at start: the server is not ready while any remains (Triton's strict readiness). */
   const startupFailures = new Set<string>();
   const transitions = new Map<string, 'LOADING' | 'UNLOADING'>();
+  /** Versions a model served before and serves no more (unloaded, or dropped by a reload): v1 status shows them. */
+  const retired = new Map<string, Set<string>>();
   const listeners: ((name: string) => void)[] = [];
   let started = false;
+  let closing = false;
 
   const served = (name: string): ServedModel => {
     const m = models.get(name);
@@ -107,9 +111,16 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
       models.set(name, { definition, versions: new Map(loaded.map((l) => [l.version, l])) });
       failed.delete(name);
       startupFailures.delete(name);
+      const gone = retired.get(name) ?? new Set<string>();
+      for (const l of loaded) gone.delete(l.version);
       for (const old of previous?.versions.keys() ?? []) {
-        if (!loaded.some((l) => l.version === old)) await sessions.unload(name, old);
+        if (!loaded.some((l) => l.version === old)) {
+          gone.add(old);
+          await sessions.unload(name, old);
+        }
       }
+      if (gone.size) retired.set(name, gone);
+      else retired.delete(name);
       logger.info({ model: name, versions: loaded.map((l) => l.version) }, 'model loaded');
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
@@ -146,6 +157,7 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
 
     isLive: () => true,
     isReady: () => started && startupFailures.size === 0,
+    serverState: () => (closing ? 'EXITING' : started ? 'READY' : 'INITIALIZING'),
 
     modelMetadata(name, v): ModelMetadata {
       const m = served(name);
@@ -186,8 +198,9 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
       const def = served(req.modelName).definition;
       sv.stats.started();
       let queued = arrived;
+      let batch: number | undefined;
       try {
-        const batch = batchSize(def, req.inputs, req.modelName);
+        batch = batchSize(def, req.inputs, req.modelName);
         await sv.slots.acquire();
         queued = now();
         try {
@@ -218,7 +231,7 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
         // A request the model refused is OTHER; anything that broke inside the run is BACKEND.
         const code = err instanceof AppError ? err.code : 'INTERNAL';
         const reason = code === 'INVALID_ARGUMENT' ? 'OTHER' : code === 'CANCELLED' ? 'CANCELED' : 'BACKEND';
-        sv.stats.failed(ns(arrived, now()), reason);
+        sv.stats.failed(ns(arrived, now()), reason, batch);
         throw err;
       }
     },
@@ -250,6 +263,19 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
       return out;
     },
 
+    versionStates(name) {
+      const transition = transitions.get(name);
+      const out: VersionState[] = [...(models.get(name)?.versions.keys() ?? [])].map((version) => ({
+        version,
+        state: transition ?? 'READY',
+        reason: '',
+      }));
+      for (const version of retired.get(name) ?? []) {
+        out.push({ version, state: transition ?? 'UNAVAILABLE', reason: failed.get(name) ?? 'unloaded' });
+      }
+      return out.sort((a, b) => Number(a.version) - Number(b.version));
+    },
+
     loadModel: (name, o) => load(name, o?.configOverride),
 
     async unloadModel(name) {
@@ -260,6 +286,7 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
       transitions.set(name, 'UNLOADING');
       try {
         models.delete(name);
+        retired.set(name, new Set([...(retired.get(name) ?? []), ...m.versions.keys()]));
         for (const v of m.versions.keys()) await sessions.unload(name, v);
         logger.info({ model: name }, 'model unloaded');
       } finally {
@@ -277,6 +304,7 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
     },
 
     async close() {
+      closing = true;
       models.clear();
       await sessions.close();
     },

@@ -38,6 +38,20 @@ export interface ModelStatisticsSnapshot {
   response_stats: Record<string, never>;
 }
 
+/**
+ * Everything recorded for one batch size: what Triton v1's per-batch-size `infer_stats` report (success and
+ * failure totals, queue and compute phases). `snapshot()` keeps to the v2 shape, so this is a separate read.
+ */
+export interface BatchSizeStats {
+  batch_size: number;
+  success: StatDuration;
+  fail: StatDuration;
+  queue: StatDuration;
+  compute_input: StatDuration;
+  compute_infer: StatDuration;
+  compute_output: StatDuration;
+}
+
 export type FailureReason = 'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER';
 
 /** Durations of one request's phases, in nanoseconds. */
@@ -73,7 +87,7 @@ export class ModelStatistics {
     cache_hit: zero(),
     cache_miss: zero(),
   };
-  readonly #batches = new Map<number, BatchStats>();
+  readonly #batches = new Map<number, BatchSizeStats>();
   readonly #failures: Record<FailureReason, number> = { REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 0 };
 
   constructor(name: string, version: string) {
@@ -100,21 +114,56 @@ export class ModelStatistics {
     add(this.#stats.compute_input, t.computeInputNs);
     add(this.#stats.compute_infer, t.computeInferNs);
     add(this.#stats.compute_output, t.computeOutputNs);
-    let b = this.#batches.get(batchSize);
-    if (!b) {
-      b = { batch_size: batchSize, compute_input: zero(), compute_infer: zero(), compute_output: zero() };
-      this.#batches.set(batchSize, b);
-    }
+    const b = this.#batch(batchSize);
+    add(b.success, t.totalNs);
+    add(b.queue, t.queueNs);
     add(b.compute_input, t.computeInputNs);
     add(b.compute_infer, t.computeInferNs);
     add(b.compute_output, t.computeOutputNs);
   }
 
-  /** `reason` follows Triton's failure metric label: REJECTED, CANCELED, BACKEND or OTHER. */
-  failed(totalNs: number, reason: FailureReason): void {
+  /**
+   * `reason` follows Triton's failure metric label: REJECTED, CANCELED, BACKEND or OTHER. `batchSize` is given
+   * once the request's batch size was found valid (never a client's unchecked number: each one is a map entry).
+   */
+  failed(totalNs: number, reason: FailureReason, batchSize?: number): void {
     this.#pending--;
     add(this.#stats.fail, totalNs);
     this.#failures[reason]++;
+    if (batchSize !== undefined) add(this.#batch(batchSize).fail, totalNs);
+  }
+
+  /** Per batch size, smallest first, with success, failure and queue totals (Triton v1 `infer_stats`). */
+  batchSizeStats(): BatchSizeStats[] {
+    const copy = (d: StatDuration) => ({ count: d.count, ns: d.ns });
+    return [...this.#batches.values()]
+      .sort((a, b) => a.batch_size - b.batch_size)
+      .map((b) => ({
+        batch_size: b.batch_size,
+        success: copy(b.success),
+        fail: copy(b.fail),
+        queue: copy(b.queue),
+        compute_input: copy(b.compute_input),
+        compute_infer: copy(b.compute_infer),
+        compute_output: copy(b.compute_output),
+      }));
+  }
+
+  #batch(batchSize: number): BatchSizeStats {
+    let b = this.#batches.get(batchSize);
+    if (!b) {
+      b = {
+        batch_size: batchSize,
+        success: zero(),
+        fail: zero(),
+        queue: zero(),
+        compute_input: zero(),
+        compute_infer: zero(),
+        compute_output: zero(),
+      };
+      this.#batches.set(batchSize, b);
+    }
+    return b;
   }
 
   /** Failures by reason, for the Prometheus failure counter. */
@@ -141,7 +190,9 @@ export class ModelStatistics {
         cache_hit: copy(s.cache_hit),
         cache_miss: copy(s.cache_miss),
       },
+      // Only batch sizes that completed a request, as Triton's v2 batch_stats.
       batch_stats: [...this.#batches.values()]
+        .filter((b) => b.compute_infer.count > 0)
         .sort((a, b) => a.batch_size - b.batch_size)
         .map((b) => ({
           batch_size: b.batch_size,

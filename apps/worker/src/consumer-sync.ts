@@ -1,0 +1,104 @@
+import {
+  createInvocationConsumer,
+  type FunctionRegistry,
+  type FunctionVersion,
+  type Keys,
+  type RequestStore,
+} from '@nvcf/queue';
+import type { Logger } from '@nvcf/service-kit';
+import type { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { WorkerConfig } from './config.ts';
+import { modelFunctionVersion } from './functions/model-functions.ts';
+import type { InferenceCore } from './inference-server/core-types.ts';
+import { createInvocationProcessor } from './invocation-processor.ts';
+
+export interface ConsumerSync {
+  /** Function version ids consumed right now. */
+  versionIds(): string[];
+  /** Publishes the loaded models as functions, then consumes every deployed version they can serve. */
+  sync(): Promise<void>;
+  /** Stops every consumer; in-flight jobs finish unless `force`. */
+  close(force?: boolean): Promise<void>;
+}
+
+export interface ConsumerSyncDeps {
+  core: InferenceCore;
+  registry: FunctionRegistry;
+  store: RequestStore;
+  keys: Keys;
+  connection: Redis;
+  config: WorkerConfig;
+  log: Logger;
+}
+
+const modelKey = (name: string, version: string) => `${name}\u0000${version}`;
+
+/**
+ * Which queues this worker consumes follows the registry: a function version is consumed while it is
+ * deployed and its model is loaded here. Newly deployed versions start being consumed, undeployed or
+ * deleted ones stop (gracefully: their in-flight jobs finish), and `maxRequestConcurrency` sets the
+ * consumer's concurrency.
+ */
+export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
+  const { core, registry, config, log } = deps;
+  const consumers = new Map<string, Worker>();
+
+  const start = (fv: FunctionVersion, concurrency: number) => {
+    const processor = createInvocationProcessor({
+      store: deps.store,
+      core,
+      model: { name: fv.model.name, version: fv.model.version },
+      logger: log,
+      maxTensorElements: config.maxTensorElements,
+    });
+    const consumer = createInvocationConsumer(deps.connection, deps.keys, fv.versionId, processor, {
+      concurrency,
+      lockDurationMs: config.lockDurationMs,
+      stalledIntervalMs: config.stalledIntervalMs,
+      maxStalledCount: config.maxStalledCount,
+    });
+    consumer.on('error', (err) => log.error({ err, versionId: fv.versionId }, 'consumer error'));
+    consumers.set(fv.versionId, consumer);
+    log.info(
+      { function: fv.name, functionId: fv.id, versionId: fv.versionId, model: fv.model.name, concurrency },
+      'serving',
+    );
+  };
+
+  return {
+    versionIds: () => [...consumers.keys()],
+    async sync() {
+      const loaded = (await core.repositoryIndex({ readyOnly: true })).filter((e) => e.version !== undefined);
+      const here = new Set<string>();
+      for (const entry of loaded) {
+        const version = entry.version as string;
+        here.add(modelKey(entry.name, version));
+        await registry.seed(
+          modelFunctionVersion(core.modelMetadata(entry.name, version), version, config.ncaId, config.concurrency),
+        );
+      }
+      const wanted = new Map<string, FunctionVersion>();
+      for (const fv of await registry.list()) {
+        if (fv.deployment && here.has(modelKey(fv.model.name, fv.model.version))) wanted.set(fv.versionId, fv);
+      }
+      for (const [versionId, fv] of wanted) {
+        const concurrency = Math.max(1, fv.deployment?.maxRequestConcurrency ?? config.concurrency);
+        const running = consumers.get(versionId);
+        if (!running) start(fv, concurrency);
+        else if (running.concurrency !== concurrency) running.concurrency = concurrency;
+      }
+      for (const [versionId, consumer] of consumers) {
+        if (wanted.has(versionId)) continue;
+        consumers.delete(versionId);
+        await registry.removeWorker(config.workerId, [versionId]);
+        log.info({ versionId }, 'no longer serving (undeployed, deleted or model unloaded)');
+        await consumer.close(); // graceful: the version's in-flight jobs finish
+      }
+      await Promise.all([...consumers.values()].map((c) => c.waitUntilReady()));
+    },
+    async close(force = false) {
+      await Promise.all([...consumers.values()].map((c) => c.close(force)));
+    },
+  };
+}
