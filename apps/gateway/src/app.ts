@@ -1,12 +1,14 @@
-import type { FunctionRegistry, InvocationProducer, RateLimiter, RequestStore } from '@nvcf/queue';
+import type { FunctionRegistry, InvocationProducer, Keys, RateLimiter, RequestStore } from '@nvcf/queue';
 import { accessLog, type Logger } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import type { Redis } from 'ioredis';
 import type { Authenticator } from './auth/authenticator.ts';
+import type { FunctionService } from './control/function-service.ts';
 import { errorToProblem, problemResponse } from './http/problem-response.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import type { InvocationService } from './invocation/invocation-service.ts';
+import { deploymentRoutes } from './routes/deployment-routes.ts';
 import { execRoutes } from './routes/exec-routes.ts';
 import { functionRoutes } from './routes/function-routes.ts';
 import { healthRoutes } from './routes/health-routes.ts';
@@ -17,6 +19,8 @@ export interface GatewayAppDeps {
   logger: Logger;
   redis: Redis;
   registry: FunctionRegistry;
+  functions: FunctionService;
+  keys: Keys;
   producer: InvocationProducer;
   store: RequestStore;
   limiter: RateLimiter;
@@ -38,7 +42,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
     }),
   );
   app.route('/', healthRoutes(deps.redis));
-  app.route('/', functionRoutes(deps.registry, deps.auth));
+  app.route('/', functionRoutes(deps.registry, deps.functions, deps.auth));
+  app.route('/', deploymentRoutes(deps.registry, deps.functions, deps.auth, deps.keys));
   const limit = rateLimit(deps.limiter);
   app.route('/', pexecRoutes(deps.invocations, deps.auth, { ...deps, limit }));
   app.route('/', execRoutes(deps.invocations, deps.auth, { maxBodyBytes: deps.maxBodyBytes, limit }));

@@ -16,6 +16,7 @@ import { v4 as uuidv4 } from 'uuid';
 import { createGatewayApp } from './app.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import type { GatewayConfig } from './config.ts';
+import { createFunctionService } from './control/function-service.ts';
 import { createFunctionResolver } from './invocation/function-resolver.ts';
 import { createInvocationService } from './invocation/invocation-service.ts';
 import { createQueueGuard } from './invocation/queue-guard.ts';
@@ -62,6 +63,8 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   });
   const app = createGatewayApp({
     auth,
+    keys,
+    functions: createFunctionService(registry, { ncaId: config.ncaId, onChange: (fid) => functions.invalidate(fid) }),
     producer,
     store,
     limiter: createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 }),

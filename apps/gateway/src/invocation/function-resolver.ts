@@ -8,6 +8,8 @@ export interface ResolvedVersion {
 
 export interface FunctionResolver {
   resolve(functionId: string, versionId: string | undefined): Promise<ResolvedVersion>;
+  /** Forgets a function's cached versions (after this gateway changed them). */
+  invalidate(functionId: string): void;
 }
 
 interface CachedFunction {
@@ -19,21 +21,39 @@ interface CachedFunction {
 /** Bounds the cache under a flood of distinct function ids. */
 const MAX_CACHED_FUNCTIONS = 10_000;
 
+/** Pinned: that version, if it can be invoked. Unpinned: a random invocable one, preferring served ones. */
+function pick(functionId: string, versionId: string | undefined, found: CachedFunction | undefined): ResolvedVersion {
+  if (!found) throw new AppError('NOT_FOUND', `Function '${functionId}' not found`);
+  const resolved = found.versions
+    .map((fv, i) => ({ fv, status: functionStatus(fv.deployment, found.live[i]?.length ?? 0) }))
+    .filter((r) => versionId === undefined || r.fv.versionId === versionId);
+  if (resolved.length === 0) {
+    throw new AppError('NOT_FOUND', `Function '${functionId}' version '${versionId}' not found`);
+  }
+  const invocable = resolved.filter((r) => isInvocable(r.fv.deployment, r.status));
+  const served = invocable.filter((r) => r.status === 'ACTIVE' || r.status === 'DEGRADING');
+  const pool = served.length > 0 ? served : invocable;
+  const chosen = pool[Math.floor(Math.random() * pool.length)];
+  if (chosen) return chosen;
+  const status = resolved[0]?.status ?? 'INACTIVE';
+  throw new AppError('INVALID_ARGUMENT', `Function id '${functionId}': ${status} function cannot be invoked`);
+}
+
 /**
- * Picks the version an invocation goes to. Pinned: that version, if it can be invoked. Unpinned: a
- * random invocable version, preferring ones a worker serves right now (NVCF picks at random).
+ * Picks the version an invocation goes to (NVCF picks at random among deployed versions).
  *
  * Versions and live workers are cached for `cacheMs`: they change at deploy and heartbeat pace, while
- * looking them up on every call cost two Redis round trips and a parse of every version's JSON.
- * Unknown functions are not cached, so a new function is invocable at once.
+ * looking them up on every call cost two Redis round trips and a parse of every version's JSON. A
+ * refusal is never made on cached state (a worker may have come up since), and unknown functions are
+ * not cached, so a new function is invocable at once.
  */
 export function createFunctionResolver(registry: FunctionRegistry, opts: { cacheMs: number }): FunctionResolver {
   const cache = new Map<string, CachedFunction>();
 
-  async function lookup(functionId: string): Promise<CachedFunction | undefined> {
+  async function lookup(functionId: string, fresh: boolean): Promise<CachedFunction | undefined> {
     const now = Date.now();
     const hit = cache.get(functionId);
-    if (hit && hit.until > now) return hit;
+    if (hit && hit.until > now && !fresh) return hit;
     const versions = await registry.versions(functionId);
     if (versions.length === 0) {
       cache.delete(functionId);
@@ -49,22 +69,15 @@ export function createFunctionResolver(registry: FunctionRegistry, opts: { cache
   }
 
   return {
+    invalidate: (functionId) => void cache.delete(functionId),
     async resolve(functionId, versionId) {
-      const found = await lookup(functionId);
-      if (!found) throw new AppError('NOT_FOUND', `Function '${functionId}' not found`);
-      const resolved = found.versions
-        .map((fv, i) => ({ fv, status: functionStatus(fv.deployment, found.live[i]?.length ?? 0) }))
-        .filter((r) => versionId === undefined || r.fv.versionId === versionId);
-      if (resolved.length === 0) {
-        throw new AppError('NOT_FOUND', `Function '${functionId}' version '${versionId}' not found`);
+      const cached = cache.has(functionId);
+      try {
+        return pick(functionId, versionId, await lookup(functionId, false));
+      } catch (err) {
+        if (!cached || !(err instanceof AppError)) throw err;
+        return pick(functionId, versionId, await lookup(functionId, true));
       }
-      const invocable = resolved.filter((r) => isInvocable(r.fv.deployment, r.status));
-      const served = invocable.filter((r) => r.status === 'ACTIVE' || r.status === 'DEGRADING');
-      const pool = served.length > 0 ? served : invocable;
-      const pick = pool[Math.floor(Math.random() * pool.length)];
-      if (pick) return pick;
-      const status = resolved[0]?.status ?? 'INACTIVE';
-      throw new AppError('INVALID_ARGUMENT', `Function id '${functionId}': ${status} function cannot be invoked`);
     },
   };
 }

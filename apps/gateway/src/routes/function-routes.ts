@@ -1,49 +1,78 @@
-import { functionStatus } from '@nvcf/protocol';
+import { CreateFunctionRequest, parseControlRequest, UpdateMetadataRequest } from '@nvcf/protocol';
 import type { FunctionRegistry, FunctionVersion } from '@nvcf/queue';
 import { Hono } from 'hono';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import { mayAccessFunction } from '../auth/principal.ts';
+import { mayAccessFunction, requireFunction } from '../auth/principal.ts';
+import type { FunctionService } from '../control/function-service.ts';
+import { readJsonBody } from '../http/json-body.ts';
+import { uuidParam } from '../invocation/uuid-param.ts';
+import { functionDto } from './function-dto.ts';
 
-/** FunctionDto (nvcf-api.md §2.2) for one version, with its live workers as active instances. */
-export function functionDto(fv: FunctionVersion, workerIds: string[]) {
-  return {
-    id: fv.id,
-    ncaId: fv.ncaId,
-    versionId: fv.versionId,
-    name: fv.name,
-    status: functionStatus(fv.deployment, workerIds.length),
-    inferenceUrl: fv.inferenceUrl,
-    ownedByDifferentAccount: false,
-    containerEnvironment: [],
-    models: fv.models,
-    apiBodyFormat: fv.apiBodyFormat,
-    functionType: fv.functionType,
-    createdAt: fv.createdAt,
-    description: fv.description,
-    tags: [],
-    activeInstances: workerIds.map((instanceId) => ({
-      instanceId,
-      functionId: fv.id,
-      functionVersionId: fv.versionId,
-      instanceStatus: 'ACTIVE',
-      ncaId: fv.ncaId,
-    })),
-    // Not in NVCF's DTO: what a caller needs to build a KServe V2 request body for this function.
-    model: fv.model,
-  };
-}
-
-/** `GET /v2/nvcf/functions`: one entry per version, so a user can find what to invoke. */
-export function functionRoutes(registry: FunctionRegistry, auth: Authenticator): Hono<AuthEnv> {
+/** Function registration and lookup (nvcf-api.md §2): one DTO per version. */
+export function functionRoutes(
+  registry: FunctionRegistry,
+  functions: FunctionService,
+  auth: Authenticator,
+): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const lister = requireAuth(auth, 'list_functions', 'list_functions_details');
+  const withLive = async (fvs: FunctionVersion[]) => {
+    const live = await registry.liveWorkers(fvs.map((fv) => fv.versionId));
+    return fvs.map((fv, i) => functionDto(fv, live[i] ?? []));
+  };
+
   app.get('/v2/nvcf/functions', lister, async (c) => {
     const principal = c.get('principal');
     // A key restricted to some functions sees only those.
     const all = (await registry.list()).filter((fv) => mayAccessFunction(principal, fv.id));
-    const live = await registry.liveWorkers(all.map((fv) => fv.versionId));
-    return c.json({ functions: all.map((fv, i) => functionDto(fv, live[i] ?? [])) });
+    return c.json({ functions: await withLive(all) });
+  });
+  app.get('/v2/nvcf/functions/ids', lister, async (c) => {
+    const principal = c.get('principal');
+    const ids = new Set((await registry.list()).map((fv) => fv.id).filter((id) => mayAccessFunction(principal, id)));
+    return c.json({ functionIds: [...ids] });
+  });
+  app.get('/v2/nvcf/functions/:functionId/versions', lister, async (c) => {
+    const functionId = uuidParam('functionId', c.req.param('functionId'));
+    requireFunction(c.get('principal'), functionId);
+    return c.json({ functions: await withLive(await functions.versions(functionId)) });
+  });
+  app.get('/v2/nvcf/functions/:functionId/versions/:versionId', lister, async (c) => {
+    const functionId = uuidParam('functionId', c.req.param('functionId'));
+    requireFunction(c.get('principal'), functionId);
+    const fv = await functions.get(functionId, uuidParam('versionId', c.req.param('versionId')));
+    return c.json({ function: (await withLive([fv]))[0] });
+  });
+
+  const register = requireAuth(auth, 'register_function');
+  app.post('/v2/nvcf/functions', register, async (c) => {
+    const req = parseControlRequest(CreateFunctionRequest, await readJsonBody(c.req.raw));
+    return c.json({ function: functionDto(await functions.create(req), []) });
+  });
+  app.post('/v2/nvcf/functions/:functionId/versions', register, async (c) => {
+    const functionId = uuidParam('functionId', c.req.param('functionId'));
+    requireFunction(c.get('principal'), functionId);
+    const req = parseControlRequest(CreateFunctionRequest, await readJsonBody(c.req.raw));
+    return c.json({ function: functionDto(await functions.create(req, functionId), []) });
+  });
+
+  app.put(
+    '/v2/nvcf/metadata/functions/:functionId/versions/:versionId',
+    requireAuth(auth, 'update_function'),
+    async (c) => {
+      const functionId = uuidParam('functionId', c.req.param('functionId'));
+      requireFunction(c.get('principal'), functionId);
+      const change = parseControlRequest(UpdateMetadataRequest, await readJsonBody(c.req.raw));
+      const fv = await functions.updateMetadata(functionId, uuidParam('versionId', c.req.param('versionId')), change);
+      return c.json({ function: (await withLive([fv]))[0] });
+    },
+  );
+  app.delete('/v2/nvcf/functions/:functionId/versions/:versionId', requireAuth(auth, 'delete_function'), async (c) => {
+    const functionId = uuidParam('functionId', c.req.param('functionId'));
+    requireFunction(c.get('principal'), functionId);
+    await functions.remove(functionId, uuidParam('versionId', c.req.param('versionId')));
+    return c.body(null, 204);
   });
   return app;
 }

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { AppError, type CreateFunctionRequest, type DeploymentRequest } from '@nvcf/protocol';
+import type { FunctionRegistry, FunctionVersion } from '@nvcf/queue';
+
+export interface FunctionService {
+  /** Registers a new function, or a new version of `functionId`. Status INACTIVE until deployed. */
+  create(req: CreateFunctionRequest, functionId?: string): Promise<FunctionVersion>;
+  get(functionId: string, versionId: string): Promise<FunctionVersion>;
+  versions(functionId: string): Promise<FunctionVersion[]>;
+  updateMetadata(
+    functionId: string,
+    versionId: string,
+    change: { tags?: string[]; description?: string },
+  ): Promise<FunctionVersion>;
+  remove(functionId: string, versionId: string): Promise<void>;
+  deploy(
+    functionId: string,
+    versionId: string,
+    req: DeploymentRequest,
+    opts: { update: boolean },
+  ): Promise<FunctionVersion>;
+  undeploy(functionId: string, versionId: string): Promise<FunctionVersion>;
+}
+
+/** The ONNX model a function serves: `models[0]`, as `model-repository://<name>/<version>` or name + version. */
+function modelReference(req: CreateFunctionRequest): { name: string; version: string } {
+  const ref = req.models?.[0];
+  if (!ref) {
+    throw new AppError(
+      'INVALID_ARGUMENT',
+      'Invalid request: \'models\' must name the ONNX model to serve, e.g. [{"name":"simple","version":"1","uri":"model-repository://simple/1"}]',
+    );
+  }
+  const m = /^model-repository:\/\/([^/]+)\/([^/]+)$/.exec(ref.uri);
+  return m ? { name: m[1] as string, version: m[2] as string } : { name: ref.name, version: ref.version };
+}
+
+/**
+ * The control plane over the function registry (nvcf-api.md §2). A function's model must be one that
+ * workers hold (their repositories publish what they load), so a bad reference is a 400 here, never a
+ * worker that fails later. Every change is announced so workers start or stop consuming at once.
+ */
+export function createFunctionService(
+  registry: FunctionRegistry,
+  opts: { ncaId: string; onChange: (functionId: string) => void },
+): FunctionService {
+  const changed = async (fv: FunctionVersion) => {
+    await registry.notifyChanged();
+    opts.onChange(fv.id);
+  };
+
+  async function get(functionId: string, versionId: string): Promise<FunctionVersion> {
+    const fv = await registry.get(functionId, versionId);
+    if (!fv) throw new AppError('NOT_FOUND', `Function '${functionId}' version '${versionId}' not found`);
+    return fv;
+  }
+
+  return {
+    async create(req, functionId) {
+      if (functionId && (await registry.versions(functionId)).length === 0) {
+        throw new AppError('NOT_FOUND', `Function '${functionId}' not found`);
+      }
+      const ref = modelReference(req);
+      const source = (await registry.list()).find(
+        (fv) => fv.model.name === ref.name && fv.model.version === ref.version,
+      );
+      if (!source) {
+        throw new AppError(
+          'INVALID_ARGUMENT',
+          `Invalid request: model '${ref.name}' version '${ref.version}' is not in any worker's model repository`,
+        );
+      }
+      const { name, inferenceUrl, apiBodyFormat, functionType, description, tags, models, secrets, ...spec } = req;
+      const fv: FunctionVersion = {
+        id: functionId ?? randomUUID(),
+        versionId: randomUUID(),
+        name,
+        ncaId: opts.ncaId,
+        createdAt: new Date().toISOString(),
+        description: description ?? '',
+        functionType,
+        apiBodyFormat,
+        inferenceUrl,
+        models: models ?? [],
+        tags: tags ?? [],
+        // Secrets are accepted and never returned.
+        spec: { ...spec, ...(secrets ? { secretNames: secrets.map((s) => s.name) } : {}) },
+        deployment: null,
+        model: source.model,
+      };
+      await registry.upsert(fv);
+      return fv;
+    },
+    get,
+    async versions(functionId) {
+      const all = await registry.versions(functionId);
+      if (all.length === 0) throw new AppError('NOT_FOUND', `Function '${functionId}' not found`);
+      return all.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    },
+    async updateMetadata(functionId, versionId, change) {
+      const fv = await get(functionId, versionId);
+      const next = {
+        ...fv,
+        ...(change.tags ? { tags: change.tags } : {}),
+        ...(change.description !== undefined ? { description: change.description } : {}),
+      };
+      await registry.upsert(next);
+      return next;
+    },
+    async remove(functionId, versionId) {
+      const fv = await get(functionId, versionId);
+      await registry.remove(functionId, versionId);
+      await changed(fv);
+    },
+    async deploy(functionId, versionId, req, { update }) {
+      const fv = await get(functionId, versionId);
+      if (update && !fv.deployment)
+        throw new AppError('NOT_FOUND', `Function '${functionId}' version '${versionId}' is not deployed`);
+      if (!update && fv.deployment && fv.deployment.specifications.length > 0) {
+        throw new AppError(
+          'INVALID_ARGUMENT',
+          `Invalid request: function '${functionId}' version '${versionId}' is already deployed; use PUT to change it`,
+        );
+      }
+      const [first] = req.deploymentSpecifications;
+      const specs = req.deploymentSpecifications;
+      if (update && fv.deployment) {
+        const before = fv.deployment.specifications[0];
+        if (before && (before.gpu !== first?.gpu || (before.backend ?? null) !== (first?.backend ?? null))) {
+          throw new AppError('INVALID_ARGUMENT', "Invalid request: 'gpu' and 'backend' of a deployment cannot change");
+        }
+      }
+      const next: FunctionVersion = {
+        ...fv,
+        deployment: {
+          minInstances: specs.reduce((n, s) => n + s.minInstances, 0),
+          maxInstances: specs.reduce((n, s) => n + s.maxInstances, 0),
+          maxRequestConcurrency: first?.maxRequestConcurrency ?? 1,
+          specifications: specs,
+        },
+      };
+      await registry.upsert(next);
+      await changed(next);
+      return next;
+    },
+    async undeploy(functionId, versionId) {
+      const fv = await get(functionId, versionId);
+      const next = { ...fv, deployment: null };
+      await registry.upsert(next);
+      await changed(next);
+      return next;
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import { Server, ServerCredentials, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { type HealthCheckRequestMsg, loadKserveProtos, MAX_MESSAGE_BYTES, unary } from '@nvcf/kserve-grpc';
+import { AppError } from '@nvcf/protocol';
+import {
+  createGatewayGrpcService,
+  type GatewayGrpcDeps,
+  type GatewayGrpcServiceOptions,
+} from './gateway-grpc-service.ts';
+import { toGatewayGrpcError } from './grpc-status.ts';
+
+export interface GatewayGrpcServerOptions extends GatewayGrpcServiceOptions {
+  host: string;
+  /** 0 picks a free port. The gateway's default is 8081 (GATEWAY_GRPC_PORT). */
+  port: number;
+  /** How long close() waits for calls in progress before cutting them off. Default 5 s. */
+  shutdownGraceMs?: number;
+  /** Idle connections are closed after this long (NVCF keeps them 30 s). Default 30 s. */
+  idleTimeoutMs?: number;
+}
+
+export interface GatewayGrpcServer {
+  /** The bound port (the chosen one when 0 was asked for). */
+  port: number;
+  /** Stops accepting calls, lets running ones finish (up to the grace period), then cuts the rest. */
+  close(): Promise<void>;
+}
+
+/** Health names answered SERVING: the port as a whole and the inference service. No credential needed. */
+const SERVED = new Set(['', 'inference.GRPCInferenceService']);
+
+/**
+ * The gateway's gRPC port: `inference.GRPCInferenceService` addressed to functions by metadata
+ * (gateway-grpc-service.ts) and `grpc.health.v1.Health` for load balancers, over plaintext HTTP/2, with
+ * no message size limit short of protobuf's own (2 GiB − 1 both ways; NVCF sets no request size limit).
+ * The deps are the caller's: close() leaves them running.
+ *
+ * @example
+ * const grpc = await startGatewayGrpcServer({ auth, functions, invocations, limiter, logger }, { host: '0.0.0.0', port: 8081 });
+ * await grpc.close();
+ */
+export async function startGatewayGrpcServer(
+  deps: GatewayGrpcDeps,
+  opts: GatewayGrpcServerOptions,
+): Promise<GatewayGrpcServer> {
+  const protos = loadKserveProtos();
+  const server = new Server({
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_connection_idle_ms': opts.idleTimeoutMs ?? 30_000,
+  });
+  server.addService(protos.inference, createGatewayGrpcService(deps, opts));
+  server.addService(protos.health, healthService());
+  const host = opts.host.includes(':') && !opts.host.startsWith('[') ? `[${opts.host}]` : opts.host;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${host}:${opts.port}`, ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(err) : resolve(bound),
+    );
+  });
+  deps.logger?.info({ port }, 'gateway gRPC listening');
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        const timer = setTimeout(() => server.forceShutdown(), opts.shutdownGraceMs ?? 5000);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      return closing;
+    },
+  };
+}
+
+function healthService(): UntypedServiceImplementation {
+  return {
+    Check: unary(
+      'Check',
+      (req: HealthCheckRequestMsg) => {
+        if (!SERVED.has(req.service)) throw new AppError('NOT_FOUND', `unknown service '${req.service}'`);
+        return { status: 'SERVING' };
+      },
+      undefined,
+      toGatewayGrpcError,
+    ),
+  };
+}

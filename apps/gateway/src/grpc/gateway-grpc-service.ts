@@ -1,0 +1,216 @@
+import {
+  type handleBidiStreamingCall,
+  type handleUnaryCall,
+  Metadata,
+  type ServerUnaryCall,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import {
+  decodeModelInferRequest,
+  grpcError,
+  type ModelInferRequestMsg,
+  type ModelInferResponseMsg,
+  type NameVersionMsg,
+  type UnaryImpl,
+  unary,
+} from '@nvcf/kserve-grpc';
+import { AppError, NvcfHeader } from '@nvcf/protocol';
+import type { FunctionVersion, RateLimiter } from '@nvcf/queue';
+import type { Logger } from '@nvcf/service-kit';
+import type { Authenticator } from '../auth/authenticator.ts';
+import type { FunctionResolver, ResolvedVersion } from '../invocation/function-resolver.ts';
+import type { InvocationService } from '../invocation/invocation-service.ts';
+import { authorizeCall, type GrpcCaller, metadataHeaders } from './call-context.ts';
+import { toGatewayGrpcError } from './grpc-status.ts';
+import { checkModel, decodeInferResult, encodeQueuedInfer } from './model-infer-bridge.ts';
+
+/** The gateway's own objects the gRPC port works with (server.ts builds them once for both ports). */
+export interface GatewayGrpcDeps {
+  auth: Authenticator;
+  functions: FunctionResolver;
+  /** The pexec invocation path: a ModelInfer is one invocation, queued and answered the same way. */
+  invocations: InvocationService;
+  /** pexec's per-credential limit, applied to ModelInfer (not to the metadata RPCs); absent: none. */
+  limiter?: RateLimiter;
+  logger?: Logger;
+}
+
+export interface GatewayGrpcServiceOptions {
+  /** How long a ModelInfer without a gRPC deadline waits for its result before DEADLINE_EXCEEDED. Default 60. */
+  defaultTimeoutSeconds?: number;
+  /** Per-input element limit, checked against the shape before anything is allocated. Default 2^28. */
+  maxElements?: number;
+  /** ServerMetadata's answer; defaults to what the workers report (Triton's name and version). */
+  serverName?: string;
+  serverVersion?: string;
+}
+
+/** Declared in grpc_service.proto, not offered through the gateway (no function-level equivalent yet). */
+const UNSUPPORTED = [
+  'ModelConfig',
+  'ModelStatistics',
+  'RepositoryIndex',
+  'RepositoryModelLoad',
+  'RepositoryModelUnload',
+  'SystemSharedMemoryStatus',
+  'SystemSharedMemoryRegister',
+  'SystemSharedMemoryUnregister',
+  'CudaSharedMemoryStatus',
+  'CudaSharedMemoryRegister',
+  'CudaSharedMemoryUnregister',
+  'TraceSetting',
+  'LogSettings',
+] as const;
+
+/** A client deadline longer than this is not waited for in one piece (timers cap near 24.8 days anyway). */
+const MAX_WAIT_MS = 24 * 3600 * 1000;
+
+/**
+ * `inference.GRPCInferenceService` on the gateway (nvcf-api.md §14): every RPC authenticates from its
+ * metadata (`authorization`, `function-id`, optional `function-version-id`) and addresses that function.
+ * ModelInfer is a pexec invocation of the function: encoded as a KServe binary-extension request,
+ * queued, answered by a worker, decoded back into a ModelInferResponse. The metadata RPCs answer from the
+ * function registry, without a queue trip. Errors are gRPC statuses (grpc-status.ts).
+ */
+export function createGatewayGrpcService(
+  deps: GatewayGrpcDeps,
+  opts: GatewayGrpcServiceOptions = {},
+): UntypedServiceImplementation {
+  const { logger } = deps;
+  const defaultWaitMs = (opts.defaultTimeoutSeconds ?? 60) * 1000;
+  const decodeOpts = opts.maxElements === undefined ? {} : { maxElements: opts.maxElements };
+  const rpc = <Req, Res>(method: string, impl: UnaryImpl<Req, Res>): handleUnaryCall<Req, Res> =>
+    unary(method, impl, logger, toGatewayGrpcError);
+
+  /** The call's function version; `invocable: false` when it exists but cannot be invoked now. */
+  async function lookup(caller: GrpcCaller): Promise<{ resolved?: ResolvedVersion; invocable: boolean }> {
+    try {
+      return { resolved: await deps.functions.resolve(caller.functionId, caller.versionId), invocable: true };
+    } catch (err) {
+      // The resolver's only INVALID_ARGUMENT: the function (version) exists in a state that cannot be invoked.
+      if (err instanceof AppError && err.code === 'INVALID_ARGUMENT') return { invocable: false };
+      throw err;
+    }
+  }
+
+  async function modelInfer(
+    msg: ModelInferRequestMsg,
+    call: ServerUnaryCall<ModelInferRequestMsg, ModelInferResponseMsg>,
+  ): Promise<ModelInferResponseMsg> {
+    const windowMs = waitWindowMs(call.getDeadline(), defaultWaitMs);
+    const waitUntil = Date.now() + windowMs;
+    const caller = await authorizeCall(deps.auth, call.metadata);
+    if (deps.limiter) {
+      const { ok, retryAfterSeconds } = await deps.limiter.take(caller.principal.subject);
+      if (!ok)
+        throw new AppError('RESOURCE_EXHAUSTED', 'rate limit exceeded for this credential', { retryAfterSeconds });
+    }
+    // One pick of the version for both the model check and the invocation.
+    const { fv } = await deps.functions.resolve(caller.functionId, caller.versionId);
+    const request = decodeModelInferRequest(msg, decodeOpts);
+    checkModel(fv, request.modelName, request.modelVersion);
+    const { input, headers } = encodeQueuedInfer(request, metadataHeaders(call.metadata));
+
+    // Nobody would wait for the answer: nothing is queued.
+    if (call.cancelled) throw new AppError('CANCELLED', 'request cancelled by the client');
+    if (Date.now() >= waitUntil)
+      throw new AppError('DEADLINE_EXCEEDED', 'deadline exceeded before the request was queued');
+
+    // The client going away ends the wait; the request itself runs on (as pexec's does).
+    const aborter = new AbortController();
+    const onCancel = () => aborter.abort();
+    call.once('cancelled', onCancel);
+    let outcome: Awaited<ReturnType<InvocationService['invoke']>>;
+    try {
+      outcome = await deps.invocations.invoke({
+        functionId: fv.id,
+        versionId: fv.versionId,
+        input,
+        headers,
+        pollSeconds: Math.max(0, waitUntil - Date.now()) / 1000,
+        signal: aborter.signal,
+      });
+    } finally {
+      call.off('cancelled', onCancel);
+    }
+    const { requestId } = outcome;
+    const initial = new Metadata();
+    initial.set(NvcfHeader.REQID, requestId);
+    call.sendMetadata(initial);
+    if (outcome.kind === 'result') return decodeInferResult(outcome.result);
+    if (outcome.kind === 'unknown') {
+      throw new AppError('INTERNAL', `the result of request '${requestId}' is gone (expired or already delivered)`);
+    }
+    if (call.cancelled) throw new AppError('CANCELLED', 'request cancelled by the client');
+    const later = `its result can be fetched with GET /v2/nvcf/pexec/status/${requestId}`;
+    // The wait ended early without the client leaving: the gateway is shutting down.
+    if (Date.now() < waitUntil - 20) throw new AppError('UNAVAILABLE', `the gateway is shutting down; ${later}`);
+    throw new AppError(
+      'DEADLINE_EXCEEDED',
+      `request '${requestId}' did not complete within ${Math.round(windowMs / 100) / 10} s; ${later}`,
+    );
+  }
+
+  const unsupportedStream: handleBidiStreamingCall<unknown, unknown> = (call) => {
+    authorizeCall(deps.auth, call.metadata).then(
+      () => call.emit('error', grpcError(12, 'ModelStreamInfer is not supported by the gateway; use ModelInfer')),
+      (err: unknown) => call.emit('error', toGatewayGrpcError(err)),
+    );
+  };
+
+  const service: UntypedServiceImplementation = {
+    ServerLive: rpc('ServerLive', async (_req: unknown, call) => {
+      await lookup(await authorizeCall(deps.auth, call.metadata));
+      return { live: true };
+    }),
+    ServerReady: rpc('ServerReady', async (_req: unknown, call) => {
+      const { invocable } = await lookup(await authorizeCall(deps.auth, call.metadata));
+      return { ready: invocable };
+    }),
+    ServerMetadata: rpc('ServerMetadata', async (_req: unknown, call) => {
+      await lookup(await authorizeCall(deps.auth, call.metadata));
+      return {
+        name: opts.serverName ?? 'triton',
+        version: opts.serverVersion ?? '2.59.0',
+        extensions: ['classification'],
+      };
+    }),
+    ModelReady: rpc('ModelReady', async (req: NameVersionMsg, call) => {
+      const { resolved } = await lookup(await authorizeCall(deps.auth, call.metadata));
+      return { ready: resolved !== undefined && servesModel(resolved.fv, req) };
+    }),
+    ModelMetadata: rpc('ModelMetadata', async (req: NameVersionMsg, call) => {
+      const caller = await authorizeCall(deps.auth, call.metadata);
+      const { fv } = await deps.functions.resolve(caller.functionId, caller.versionId);
+      checkModel(fv, req.name, req.version);
+      const { model } = fv;
+      return {
+        name: model.name,
+        versions: [model.version],
+        platform: model.platform,
+        inputs: model.inputs,
+        outputs: model.outputs,
+      };
+    }),
+    ModelInfer: rpc('ModelInfer', modelInfer),
+    ModelStreamInfer: unsupportedStream,
+  };
+  for (const method of UNSUPPORTED) {
+    service[method] = rpc(method, async (_req: unknown, call) => {
+      await authorizeCall(deps.auth, call.metadata);
+      throw new AppError('UNIMPLEMENTED', `${method} is not supported by the gateway`);
+    });
+  }
+  return service;
+}
+
+function servesModel(fv: FunctionVersion, req: NameVersionMsg): boolean {
+  return (req.name === '' || req.name === fv.model.name) && (req.version === '' || req.version === fv.model.version);
+}
+
+/** The gRPC deadline (Infinity when the client set none) as a wait window, else the default. */
+export function waitWindowMs(deadline: Date | number, defaultMs: number, now = Date.now()): number {
+  const at = deadline instanceof Date ? deadline.getTime() : deadline;
+  if (!Number.isFinite(at)) return defaultMs;
+  return Math.min(Math.max(0, at - now), MAX_WAIT_MS);
+}

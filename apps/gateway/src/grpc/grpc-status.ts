@@ -1,0 +1,46 @@
+import { Metadata, type ServerErrorResponse } from '@grpc/grpc-js';
+import { toGrpcError } from '@nvcf/kserve-grpc';
+import { AppError, type ErrorCode, errorCodeInfo } from '@nvcf/protocol';
+
+/** The gateway's own errors take NVCF's gRPC codes (errors.ts), e.g. RESOURCE_EXHAUSTED for a full queue. */
+export const gatewayGrpcCode = (code: ErrorCode): number => errorCodeInfo[code].grpc;
+
+/**
+ * Anything a gateway handler threw as the status sent: an AppError keeps its message and maps through
+ * `gatewayGrpcCode`, with `retry-after` in the trailers when it says when to try again (queue full,
+ * rate limit); anything else is INTERNAL with a fixed text.
+ */
+export function toGatewayGrpcError(err: unknown): ServerErrorResponse {
+  const out = toGrpcError(err, gatewayGrpcCode);
+  const retryAfter = err instanceof AppError ? (err as { retryAfterSeconds?: unknown }).retryAfterSeconds : undefined;
+  if (typeof retryAfter === 'number') {
+    const metadata = new Metadata();
+    metadata.set('retry-after', String(retryAfter));
+    out.metadata = metadata;
+  }
+  return out;
+}
+
+/** HTTP statuses a function answers with, as error codes: the inverse of `errorCodeInfo`'s HTTP column. */
+const BY_HTTP_STATUS: ReadonlyMap<number, ErrorCode> = new Map<number, ErrorCode>([
+  [400, 'INVALID_ARGUMENT'],
+  [401, 'UNAUTHENTICATED'],
+  [403, 'PERMISSION_DENIED'],
+  [404, 'NOT_FOUND'],
+  [408, 'DEADLINE_EXCEEDED'],
+  [409, 'ALREADY_EXISTS'],
+  [413, 'PAYLOAD_TOO_LARGE'],
+  [422, 'INVALID_ARGUMENT'],
+  [429, 'RESOURCE_EXHAUSTED'],
+  [499, 'CANCELLED'],
+  [500, 'INTERNAL'],
+  [501, 'UNIMPLEMENTED'],
+  [502, 'UNAVAILABLE'],
+  [503, 'UNAVAILABLE'],
+  [504, 'DEADLINE_EXCEEDED'],
+]);
+
+/** The code of a function's error status: the table above, else INTERNAL (5xx) or INVALID_ARGUMENT (4xx). */
+export function errorCodeOfHttpStatus(httpStatus: number): ErrorCode {
+  return BY_HTTP_STATUS.get(httpStatus) ?? (httpStatus >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT');
+}

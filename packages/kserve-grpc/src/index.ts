@@ -1,0 +1,20 @@
+export { type GrpcCodeOf, grpcError, isServerFault, toGrpcError } from './grpc-errors.ts';
+export { decodeParameters, decodeRequestParameters, encodeParameters, parameterValue } from './infer-parameters.ts';
+export {
+  type DecodeInferRequestOptions,
+  decodeModelInferRequest,
+  type GrpcInferRequest,
+  type GrpcRequestedOutput,
+} from './infer-request.ts';
+export { encodeModelInferResponse, type GrpcInferResponse } from './infer-response.ts';
+export type * from './kserve-messages.ts';
+export {
+  type KserveProtos,
+  loadKserveClients,
+  loadKserveProtos,
+  MAX_MESSAGE_BYTES,
+  PROTO_DIR,
+  PROTO_LOADER_OPTIONS,
+} from './kserve-protos.ts';
+export { CONTENTS_FIELD, decodeTypedContents } from './typed-contents.ts';
+export { type GrpcLogger, type UnaryImpl, unary } from './unary-handler.ts';

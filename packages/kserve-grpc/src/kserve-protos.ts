@@ -1,0 +1,62 @@
+import { fileURLToPath } from 'node:url';
+import { type GrpcObject, loadPackageDefinition, type ServiceClientConstructor } from '@grpc/grpc-js';
+import { loadSync, type Options, type PackageDefinition, type ServiceDefinition } from '@grpc/proto-loader';
+
+/** The repository's own .proto files (wire-compatible with Triton's published ones): `<repo>/proto/`. */
+export const PROTO_DIR = fileURLToPath(new URL('../../../proto/', import.meta.url));
+
+/**
+ * How messages look in JavaScript, on the server and in the tests' clients alike:
+ * - `keepCase`: field names as in the .proto (`raw_input_contents`), matching Triton's JSON forms;
+ * - `longs: String`: int64/uint64 decode to decimal strings, so INT64 contents beyond 2^53 stay exact
+ *   (encoding accepts numbers, strings or bigint-free Long values);
+ * - bytes decode to Buffers (views of the received message, no copy);
+ * - `defaults`: absent scalars and repeated fields read as their defaults, absent messages as null;
+ * - `oneofs`: a oneof's case is named in a virtual field (`parameter_choice`).
+ */
+export const PROTO_LOADER_OPTIONS: Options = {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+  includeDirs: [PROTO_DIR],
+};
+
+/** gRPC's own limit is 4 MiB; Triton and tritonclient use INT32_MAX both ways (spec §8, §9). */
+export const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
+
+export interface KserveProtos {
+  packageDefinition: PackageDefinition;
+  inference: ServiceDefinition;
+  health: ServiceDefinition;
+}
+
+let cached: KserveProtos | undefined;
+
+/** Loads `grpc_service.proto` (with `model_config.proto`) and `health.proto` once per process. */
+export function loadKserveProtos(): KserveProtos {
+  if (!cached) {
+    const packageDefinition = loadSync(['grpc_service.proto', 'health.proto'], PROTO_LOADER_OPTIONS);
+    cached = {
+      packageDefinition,
+      inference: packageDefinition['inference.GRPCInferenceService'] as ServiceDefinition,
+      health: packageDefinition['grpc.health.v1.Health'] as ServiceDefinition,
+    };
+  }
+  return cached;
+}
+
+/** Client constructors generated from the same files, for tests and in-process callers. */
+export function loadKserveClients(): {
+  GRPCInferenceService: ServiceClientConstructor;
+  Health: ServiceClientConstructor;
+} {
+  const root = loadPackageDefinition(loadKserveProtos().packageDefinition);
+  const inference = root.inference as GrpcObject;
+  const health = ((root.grpc as GrpcObject).health as GrpcObject).v1 as GrpcObject;
+  return {
+    GRPCInferenceService: inference.GRPCInferenceService as ServiceClientConstructor,
+    Health: health.Health as ServiceClientConstructor,
+  };
+}
