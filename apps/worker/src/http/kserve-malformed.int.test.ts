@@ -261,9 +261,9 @@ describe('compressed bodies', () => {
     await expect400(deflateSync('[]'), { 'content-encoding': 'deflate' }, /JSON object/);
   });
 
-  it('answers an unsupported Content-Encoding with 501', async () => {
+  it('answers an unsupported Content-Encoding with 400 (a client error, never a 5xx)', async () => {
     const res = await send(simpleJsonBody(), { 'content-encoding': 'br' });
-    expect(res.status).toBe(501);
+    expect(res.status).toBe(400);
     expect(res.error).toContain('Content-Encoding');
     await expectStillServing();
   });

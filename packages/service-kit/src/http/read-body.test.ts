@@ -66,6 +66,6 @@ describe('readRequestBody', () => {
     expect(await codeOf(readRequestBody(post('nope', { 'content-encoding': 'deflate' }), 100))).toBe(
       'INVALID_ARGUMENT',
     );
-    expect(await codeOf(readRequestBody(post('nope', { 'content-encoding': 'br' }), 100))).toBe('UNIMPLEMENTED');
+    expect(await codeOf(readRequestBody(post('nope', { 'content-encoding': 'br' }), 100))).toBe('INVALID_ARGUMENT');
   });
 });

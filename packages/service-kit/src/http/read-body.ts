@@ -14,7 +14,7 @@ const tooLarge = (max: number, what: string) => new AppError('PAYLOAD_TOO_LARGE'
  * the check happens before a byte is read; a chunked body is counted as it streams in.
  *
  * @throws AppError PAYLOAD_TOO_LARGE (body or inflated body over the limit), INVALID_ARGUMENT (an
- *   undecodable compressed body or a bad Content-Length), UNIMPLEMENTED (an encoding other than
+ *   undecodable compressed body, a bad Content-Length, or an encoding other than
  *   gzip, deflate or identity).
  */
 export async function readRequestBody(req: Request, maxBytes: number): Promise<Buffer> {
@@ -31,7 +31,7 @@ function contentEncoding(header: string | null): Encoding {
   if (value === '' || value === 'identity') return 'identity';
   if (value === 'gzip' || value === 'x-gzip') return 'gzip';
   if (value === 'deflate') return 'deflate';
-  throw new AppError('UNIMPLEMENTED', `unsupported Content-Encoding '${header}' (supported: gzip, deflate)`);
+  throw new AppError('INVALID_ARGUMENT', `unsupported Content-Encoding '${header}' (supported: gzip, deflate)`);
 }
 
 async function readWithin(req: Request, maxBytes: number): Promise<Buffer> {
