@@ -84,6 +84,7 @@ export {
   OnnxElemType,
   type ValueSpec,
 } from './onnx/builder.ts';
+export { readOnnxSignature } from './onnx/onnx-signature.ts';
 export {
   compareModelVersions,
   type ModelVersionEntry,
