@@ -5,6 +5,7 @@ export const GatewayEnv = z.object({
   ...sharedEnv,
   GATEWAY_HOST: envString('0.0.0.0'),
   GATEWAY_PORT: envInt(8080, 0, 65535),
+  GATEWAY_GRPC_PORT: envInt(8081, -1, 65535),
   MAX_REQUEST_BODY_BYTES: envInt(5 * 1024 * 1024, 1),
   DEFAULT_POLL_SECONDS: envInt(60, 1, 3600),
   JOB_ATTEMPTS: envInt(3, 1, 100),
@@ -22,6 +23,8 @@ export type GatewayEnv = z.infer<typeof GatewayEnv>;
 export interface GatewayConfig {
   host: string;
   port: number;
+  /** gRPC port (inference.GRPCInferenceService routed by `function-id` metadata); -1 disables, 0 picks one. */
+  grpcPort: number;
   redisUrl: string;
   keyPrefix: string;
   requestTtlSeconds: number;
@@ -46,6 +49,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
   return {
     host: env.GATEWAY_HOST,
     port: env.GATEWAY_PORT,
+    grpcPort: env.GATEWAY_GRPC_PORT,
     redisUrl: env.REDIS_URL,
     keyPrefix: env.NVCF_KEY_PREFIX,
     requestTtlSeconds: env.REQUEST_TTL_SECONDS,

@@ -17,12 +17,15 @@ import { createGatewayApp } from './app.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import type { GatewayConfig } from './config.ts';
 import { createFunctionService } from './control/function-service.ts';
+import { startGatewayGrpcServer } from './grpc/index.ts';
 import { createFunctionResolver } from './invocation/function-resolver.ts';
 import { createInvocationService } from './invocation/invocation-service.ts';
 import { createQueueGuard } from './invocation/queue-guard.ts';
 
 export interface RunningGateway {
   url: string;
+  /** The gRPC port (0 when disabled). */
+  grpcPort: number;
   port: number;
   /** Stops accepting, lets open long-polls end, closes Redis. */
   close(): Promise<void>;
@@ -61,13 +64,14 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     cacheMs: config.authCacheMs,
     ...(config.jwtSecret ? { jwtSecret: config.jwtSecret } : {}),
   });
+  const limiter = createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 });
   const app = createGatewayApp({
     auth,
     keys,
     functions: createFunctionService(registry, { ncaId: config.ncaId, onChange: (fid) => functions.invalidate(fid) }),
     producer,
     store,
-    limiter: createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 }),
+    limiter,
     logger: log,
     redis,
     registry,
@@ -85,17 +89,29 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
   log.info({ port }, 'gateway listening');
+  const grpc =
+    config.grpcPort >= 0
+      ? await startGatewayGrpcServer(
+          { auth, functions, invocations, limiter, logger: log },
+          { host: config.host, port: config.grpcPort, defaultTimeoutSeconds: config.defaultPollSeconds },
+        )
+      : undefined;
+  if (grpc) log.info({ port: grpc.port }, 'gateway gRPC listening');
 
   return {
     url: `http://${host}:${port}`,
     port,
+    grpcPort: grpc?.port ?? 0,
     async close() {
+      // gRPC first: new calls are refused at once; waiting ones end when the completion waiter closes.
+      const grpcClosed = grpc?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         if ('closeIdleConnections' in server) server.closeIdleConnections();
         // Waiting long-polls end now with a 202 the client can follow up on any replica.
         void completions.close();
       });
+      await grpcClosed;
       await producer.close();
       redis.disconnect();
       subscriber.disconnect();

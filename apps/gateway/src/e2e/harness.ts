@@ -70,6 +70,7 @@ export async function createHarness(opts: { slowModel?: boolean } = {}): Promise
     NVCF_KEY_PREFIX: keyPrefix,
     MODEL_REPOSITORY: modelRepository,
     GATEWAY_PORT: '0',
+    GATEWAY_GRPC_PORT: '0',
     GATEWAY_HOST: '127.0.0.1',
     WORKER_LOCK_DURATION_MS: '2000',
     WORKER_STALLED_INTERVAL_MS: '500',

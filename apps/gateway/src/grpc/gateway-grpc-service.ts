@@ -102,8 +102,9 @@ export function createGatewayGrpcService(
     const caller = await authorizeCall(deps.auth, call.metadata);
     if (deps.limiter) {
       const { ok, retryAfterSeconds } = await deps.limiter.take(caller.principal.subject);
-      if (!ok)
+      if (!ok) {
         throw new AppError('RESOURCE_EXHAUSTED', 'rate limit exceeded for this credential', { retryAfterSeconds });
+      }
     }
     // One pick of the version for both the model check and the invocation.
     const { fv } = await deps.functions.resolve(caller.functionId, caller.versionId);
@@ -113,8 +114,9 @@ export function createGatewayGrpcService(
 
     // Nobody would wait for the answer: nothing is queued.
     if (call.cancelled) throw new AppError('CANCELLED', 'request cancelled by the client');
-    if (Date.now() >= waitUntil)
+    if (Date.now() >= waitUntil) {
       throw new AppError('DEADLINE_EXCEEDED', 'deadline exceeded before the request was queued');
+    }
 
     // The client going away ends the wait; the request itself runs on (as pexec's does).
     const aborter = new AbortController();

@@ -3,11 +3,13 @@ import type { ModelInferResponseMsg } from '@nvcf/kserve-grpc';
 import { createApiKeyStore, createKeys } from '@nvcf/queue';
 import type { RunningWorker } from '@nvcf/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningGateway } from '../server.ts';
 import { ADMIN_KEY, createHarness, fnId, gfetch, type Harness, verId } from '../e2e/harness.ts';
+import type { RunningGateway } from '../server.ts';
+import { startGatewayGrpcServer } from './gateway-grpc-server.ts';
 import {
   type GatewayGrpcFixture,
   type GrpcClient,
+  grpcClient,
   int32Bytes,
   int32sOf,
   parseBytesElements,
@@ -30,8 +32,9 @@ beforeAll(async () => {
   const store = createApiKeyStore(h.redis, createKeys(h.keyPrefix));
   keys = {
     listOnly: (await store.create({ name: 'list', scopes: ['list_functions'] })).key,
-    classifierOnly: (await store.create({ name: 'cls', scopes: ['invoke_function'], allowedFunctionIds: [fnId('classifier')] }))
-      .key,
+    classifierOnly: (
+      await store.create({ name: 'cls', scopes: ['invoke_function'], allowedFunctionIds: [fnId('classifier')] })
+    ).key,
   };
 });
 afterAll(async () => {
@@ -115,7 +118,9 @@ describe('ModelInfer through the queue', () => {
     }
     const ms = performance.now() - started;
     expect(ids.size).toBe(100);
-    console.info(`100 sequential gRPC ModelInfer calls through the queue: ${ms.toFixed(0)} ms (${(ms / 100).toFixed(2)} ms each)`);
+    console.info(
+      `100 sequential gRPC ModelInfer calls through the queue: ${ms.toFixed(0)} ms (${(ms / 100).toFixed(2)} ms each)`,
+    );
   });
 
   it('classification on classifier: the top 3 classes as BYTES "<value>:<index>:<label>"', async () => {
@@ -149,7 +154,11 @@ describe('metadata and health RPCs, addressed by function-id', () => {
   it('ServerLive, ServerReady, ServerMetadata', async () => {
     expect((await grpc.call('ServerLive', {}, { metadata: meta() })).response).toEqual({ live: true });
     expect((await grpc.call('ServerReady', {}, { metadata: meta() })).response).toEqual({ ready: true });
-    const { response } = await grpc.call<{ name: string; extensions: string[] }>('ServerMetadata', {}, { metadata: meta() });
+    const { response } = await grpc.call<{ name: string; extensions: string[] }>(
+      'ServerMetadata',
+      {},
+      { metadata: meta() },
+    );
     expect(response.name).toBe('triton');
     expect(response.extensions).toContain('classification');
   });
@@ -196,7 +205,8 @@ describe('metadata and health RPCs, addressed by function-id', () => {
   it('RPCs the gateway does not offer are UNIMPLEMENTED', async () => {
     const { error } = await grpc.fail('ModelConfig', { name: 'simple' }, { metadata: meta() });
     expect(error.code).toBe(status.UNIMPLEMENTED);
-    const stream = (grpc.inference as unknown as { ModelStreamInfer(m: unknown): NodeJS.EventEmitter }).ModelStreamInfer;
+    const stream = (grpc.inference as unknown as { ModelStreamInfer(m: unknown): NodeJS.EventEmitter })
+      .ModelStreamInfer;
     const { Metadata } = await import('@grpc/grpc-js');
     const md = new Metadata();
     for (const [k, v] of Object.entries(meta())) md.set(k, v);
@@ -296,6 +306,24 @@ describe('errors map to gRPC codes', () => {
   });
 });
 
+describe('back-pressure', () => {
+  it("over the credential's rate limit → RESOURCE_EXHAUSTED with retry-after in the trailers", async () => {
+    const limited = { ...fx.deps, limiter: { take: async () => ({ ok: false, retryAfterSeconds: 7 }) } };
+    const server = await startGatewayGrpcServer(limited, { host: '127.0.0.1', port: 0 });
+    const client = grpcClient(`127.0.0.1:${server.port}`);
+    try {
+      const { error } = await client.fail('ModelInfer', rawSimple(), { metadata: meta() });
+      expect(error.code).toBe(status.RESOURCE_EXHAUSTED);
+      expect(error.metadata.get('retry-after')).toEqual(['7']);
+      // The metadata RPCs are not counted.
+      expect((await client.call('ServerReady', {}, { metadata: meta() })).response).toEqual({ ready: true });
+    } finally {
+      client.close();
+      await server.close();
+    }
+  });
+});
+
 // Last: the worker goes away.
 describe('deadlines (no worker left)', () => {
   it('a deadline shorter than the work → DEADLINE_EXCEEDED', async () => {
@@ -316,7 +344,9 @@ describe('deadlines (no worker left)', () => {
 
     // A worker comes back and answers the queued request; pexec's status poll hands the result out.
     await h.worker();
-    const res = await gfetch(`${http.url}/v2/nvcf/pexec/status/${requestId}`, { headers: { 'nvcf-poll-seconds': '30' } });
+    const res = await gfetch(`${http.url}/v2/nvcf/pexec/status/${requestId}`, {
+      headers: { 'nvcf-poll-seconds': '30' },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('inference-header-content-length')).not.toBeNull();
   });

@@ -24,7 +24,11 @@ import { ADMIN_KEY } from '../e2e/harness.ts';
 import { createFunctionResolver } from '../invocation/function-resolver.ts';
 import { createInvocationService } from '../invocation/invocation-service.ts';
 import { createQueueGuard } from '../invocation/queue-guard.ts';
-import { type GatewayGrpcServer, type GatewayGrpcServerOptions, startGatewayGrpcServer } from './gateway-grpc-server.ts';
+import {
+  type GatewayGrpcServer,
+  type GatewayGrpcServerOptions,
+  startGatewayGrpcServer,
+} from './gateway-grpc-server.ts';
 import type { GatewayGrpcDeps } from './gateway-grpc-service.ts';
 
 type Callback = (err: ServiceError | null, res: unknown) => void;
