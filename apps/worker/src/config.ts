@@ -1,4 +1,4 @@
-import { envInt, envString, loadEnvConfig, sharedEnv } from '@nvcf/service-kit';
+import { envBool, envInt, envString, loadEnvConfig, sharedEnv } from '@nvcf/service-kit';
 import { z } from 'zod';
 
 const providerList = envString('cuda,cpu').transform((s) =>
@@ -29,6 +29,8 @@ export const WorkerEnv = z.object({
   KSERVE_HTTP_PORT: envInt(8000, -1, 65535),
   KSERVE_GRPC_PORT: envInt(8001, -1, 65535),
   METRICS_PORT: envInt(8002, -1, 65535),
+  TRITON_V1_STRICT_READINESS: envBool(true),
+  TRITON_V1_SERVER_ID: envString('inference:0'),
 });
 export type WorkerEnv = z.infer<typeof WorkerEnv>;
 
@@ -58,6 +60,9 @@ export interface WorkerConfig {
   httpPort: number;
   grpcPort: number;
   metricsPort: number;
+  /** Triton v1 `--strict-readiness`: ready only while every model loaded at start is loaded. */
+  v1StrictReadiness: boolean;
+  v1ServerId: string;
 }
 
 export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
@@ -85,6 +90,8 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     httpPort: env.KSERVE_HTTP_PORT,
     grpcPort: env.KSERVE_GRPC_PORT,
     metricsPort: env.METRICS_PORT,
+    v1StrictReadiness: env.TRITON_V1_STRICT_READINESS,
+    v1ServerId: env.TRITON_V1_SERVER_ID,
   };
 }
 

@@ -1,11 +1,5 @@
 import { basename, resolve } from 'node:path';
-import {
-  createFunctionRegistry,
-  createInvocationConsumer,
-  createKeys,
-  createRedis,
-  createRequestStore,
-} from '@nvcf/queue';
+import { createFunctionRegistry, createKeys, createRedis, createRequestStore } from '@nvcf/queue';
 import { createLogger, type Logger } from '@nvcf/service-kit';
 import type { WorkerConfig } from './config.ts';
 import { createConsumerSync } from './consumer-sync.ts';
@@ -69,6 +63,8 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
           maxBodyBytes: config.maxHttpBodyBytes,
           maxElements: config.maxTensorElements,
           repositoryName: basename(resolve(config.modelRepository)),
+          strictReadiness: config.v1StrictReadiness,
+          serverId: config.v1ServerId,
         })
       : undefined;
   const grpc =
@@ -78,6 +74,8 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
           port: config.grpcPort,
           logger: log,
           maxElements: config.maxTensorElements,
+          strictReadiness: config.v1StrictReadiness,
+          serverId: config.v1ServerId,
         })
       : undefined;
   const metrics =

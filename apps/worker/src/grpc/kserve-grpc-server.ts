@@ -1,10 +1,15 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { loadKserveProtos, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
+import { tritonV1GrpcDefinition } from '../grpc-v1/v1-grpc-definition.ts';
+import { createTritonV1GrpcService } from '../grpc-v1/v1-grpc-service.ts';
 import type { InferenceCore } from '../inference-server/core-types.ts';
+import type { TritonV1Options } from '../triton-v1/triton-v1-service.ts';
 import { createHealthService } from './health-service.ts';
 import { createKserveGrpcService, type KserveGrpcServiceOptions } from './kserve-grpc-service.ts';
 
-export interface KserveGrpcServerOptions extends KserveGrpcServiceOptions {
+export interface KserveGrpcServerOptions
+  extends KserveGrpcServiceOptions,
+    Pick<TritonV1Options, 'strictReadiness' | 'serverId'> {
   host: string;
   /** 0 picks a free port. Triton's default is 8001. */
   port: number;
@@ -38,6 +43,16 @@ export async function startKserveGrpcServer(
   });
   server.addService(protos.inference, createKserveGrpcService(core, opts));
   server.addService(protos.health, createHealthService(core));
+  // The legacy Triton v1 service (nvidia.inferenceserver.GRPCService) on the same port, as Triton v1 did.
+  server.addService(
+    tritonV1GrpcDefinition(),
+    createTritonV1GrpcService(core, {
+      ...(opts.logger ? { logger: opts.logger } : {}),
+      ...(opts.maxElements !== undefined ? { maxElements: opts.maxElements } : {}),
+      ...(opts.strictReadiness !== undefined ? { strictReadiness: opts.strictReadiness } : {}),
+      ...(opts.serverId !== undefined ? { serverId: opts.serverId } : {}),
+    }),
+  );
   const host = opts.host.includes(':') && !opts.host.startsWith('[') ? `[${opts.host}]` : opts.host;
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${opts.port}`, ServerCredentials.createInsecure(), (err, bound) =>

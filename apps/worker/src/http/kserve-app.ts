@@ -1,6 +1,8 @@
 import { accessLog, type Logger } from '@nvcf/service-kit';
 import { Hono } from 'hono';
+import { tritonV1Routes } from '../http-v1/triton-v1-routes.ts';
 import type { InferenceCore } from '../inference-server/core-types.ts';
+import type { TritonV1Options } from '../triton-v1/triton-v1-service.ts';
 import { compressResponse } from './compress-response.ts';
 import { inferRoute } from './infer-route.ts';
 import { kserveError, kserveErrorHandler } from './kserve-error.ts';
@@ -13,7 +15,7 @@ export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** Per-tensor element limit when none is given, as parseInferRequest's default. */
 export const DEFAULT_MAX_ELEMENTS = 2 ** 28;
 
-export interface KserveHttpOptions {
+export interface KserveHttpOptions extends Pick<TritonV1Options, 'strictReadiness' | 'serverId'> {
   logger: Logger;
   /** Largest request body, compressed or decompressed; default 64 MiB. */
   maxBodyBytes?: number;
@@ -50,6 +52,7 @@ export function createKserveHttpApp(core: InferenceCore, opts: KserveHttpOptions
       ...(opts.repositoryName !== undefined ? { repositoryName: opts.repositoryName } : {}),
     }),
   );
+  app.route('/', tritonV1Routes(core, { ...opts, maxBodyBytes, maxElements }));
   app.notFound(() => kserveError(404, 'Not Found'));
   app.onError(kserveErrorHandler(opts.logger));
   return app;

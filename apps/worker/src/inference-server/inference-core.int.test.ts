@@ -69,6 +69,12 @@ describe('inference core', () => {
     expect(core.modelBatches('simple')).toBe(true);
   });
 
+  it('says where the server is in its life and which versions each model has', () => {
+    expect(core.serverState()).toBe('READY');
+    expect(core.versionStates('simple')).toEqual([{ version: '1', state: 'READY', reason: '' }]);
+    expect(core.versionStates('never-loaded')).toEqual([]);
+  });
+
   it('runs simple and counts it in the statistics', async () => {
     const before = core.statistics('simple', '1')[0];
     const res = await core.infer({ modelName: 'simple', id: 'x', inputs: simpleInputs(2) });
@@ -115,8 +121,11 @@ describe('inference core', () => {
     await core.unloadModel('simple');
     expect(core.isModelReady('simple')).toBe(false);
     expect((await core.repositoryIndex()).find((e) => e.name === 'simple')).toMatchObject({ state: 'UNAVAILABLE' });
+    // An unloaded version is remembered as UNAVAILABLE (Triton v1 status), until the model serves it again.
+    expect(core.versionStates('simple')).toEqual([{ version: '1', state: 'UNAVAILABLE', reason: 'unloaded' }]);
     await core.loadModel('simple', { configOverride: '{"max_batch_size":"16","dynamic_batching":{}}' });
     expect(core.isModelReady('simple', '1')).toBe(true);
+    expect(core.versionStates('simple')).toEqual([{ version: '1', state: 'READY', reason: '' }]);
     expect(core.modelConfig('simple').max_batch_size).toBe(16);
     // A config asking for dynamic batching loads, and the metadata says plainly that it is not applied.
     expect(core.modelMetadata('simple').properties?.dynamic_batching).toMatch(

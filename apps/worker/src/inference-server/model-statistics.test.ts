@@ -32,4 +32,36 @@ describe('ModelStatistics', () => {
     expect(snap.last_inference).toBeGreaterThan(0);
     expect(s.failures()).toEqual({ REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 1 });
   });
+
+  it('keeps success, failure and queue totals per batch size apart from the v2 snapshot', () => {
+    const s = new ModelStatistics('simple', '1');
+    const t = { queueNs: 10, computeInputNs: 1, computeInferNs: 5, computeOutputNs: 2, totalNs: 20 };
+    for (const batch of [2, 2, 8]) {
+      s.started();
+      s.succeeded(batch, t);
+    }
+    s.started();
+    s.failed(7, 'OTHER', 4);
+    s.started();
+    s.failed(3, 'OTHER');
+    expect(s.batchSizeStats()).toEqual([
+      {
+        batch_size: 2,
+        success: { count: 2, ns: 40 },
+        fail: { count: 0, ns: 0 },
+        queue: { count: 2, ns: 20 },
+        compute_input: { count: 2, ns: 2 },
+        compute_infer: { count: 2, ns: 10 },
+        compute_output: { count: 2, ns: 4 },
+      },
+      expect.objectContaining({ batch_size: 4, success: { count: 0, ns: 0 }, fail: { count: 1, ns: 7 } }),
+      expect.objectContaining({ batch_size: 8, success: { count: 1, ns: 20 } }),
+    ]);
+    // The v2 batch_stats keep their shape and list only batch sizes that completed a request.
+    expect(s.snapshot().batch_stats.map((b) => Object.keys(b))).toEqual([
+      ['batch_size', 'compute_input', 'compute_infer', 'compute_output'],
+      ['batch_size', 'compute_input', 'compute_infer', 'compute_output'],
+    ]);
+    expect(s.snapshot().inference_stats.fail).toEqual({ count: 2, ns: 10 });
+  });
 });

@@ -78,7 +78,12 @@ export async function buildServerStatus(
 }
 
 function modelStatus(core: InferenceCore, name: string): ModelStatusMsg {
-  const live = new Map(core.servedVersions().filter((s) => s.name === name).map((s) => [s.version, s]));
+  const live = new Map(
+    core
+      .servedVersions()
+      .filter((s) => s.name === name)
+      .map((s) => [s.version, s]),
+  );
   const version_status: Record<string, ModelVersionStatusMsg> = {};
   for (const v of core.versionStates(name)) {
     const entry: ModelVersionStatusMsg = { ready_state: MODEL_STATE[v.state] };

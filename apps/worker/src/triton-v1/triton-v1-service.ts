@@ -79,7 +79,12 @@ export function createTritonV1Service(core: InferenceCore, opts: TritonV1Options
       stat.ns += Number(process.hrtime.bigint() - from);
     };
     const result = fn();
-    if (result instanceof Promise) return result.then((v) => (record(), v)) as T;
+    if (result instanceof Promise) {
+      return result.then((v: unknown) => {
+        record();
+        return v;
+      }) as T;
+    }
     record();
     return result;
   };
@@ -100,11 +105,7 @@ export function createTritonV1Service(core: InferenceCore, opts: TritonV1Options
 
     status: (model) =>
       timed(endpoints.status, () =>
-        buildServerStatus(
-          core,
-          { serverId, uptimeNs: Number(process.hrtime.bigint() - started), endpoints },
-          model,
-        ),
+        buildServerStatus(core, { serverId, uptimeNs: Number(process.hrtime.bigint() - started), endpoints }, model),
       ),
 
     async infer(call) {

@@ -1,6 +1,9 @@
 import { isAbsolute, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
-import { PROTO_DIR } from '../grpc/kserve-protos.ts';
+
+/** The repository's own .proto files; `trtis/` holds v1's, which import v2's `model_config.proto` from here. */
+const PROTO_DIR = fileURLToPath(new URL('../../../../proto/', import.meta.url));
 
 /** The v1 messages the HTTP and gRPC surfaces read and write, by their name in package nvidia.inferenceserver. */
 export const V1_MESSAGES = [
