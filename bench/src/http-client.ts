@@ -14,13 +14,19 @@ export interface HttpClient {
 
 /**
  * A keep-alive HTTP/1.1 client for one origin: up to `maxSockets` connections stay open, so a closed-loop
- * driver with that concurrency never pays a TCP handshake inside the window.
+ * driver with that concurrency never pays a TCP handshake inside the window. `defaultHeaders` go with
+ * every request (e.g. the gateway's `Authorization`); a request's own headers win.
  */
-export function createHttpClient(baseUrl: string, maxSockets: number): HttpClient {
+export function createHttpClient(
+  baseUrl: string,
+  maxSockets: number,
+  defaultHeaders: Record<string, string> = {},
+): HttpClient {
   const url = new URL(baseUrl);
   const agent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
   return {
-    request(method, path, body, headers = {}) {
+    request(method, path, body, requestHeaders = {}) {
+      const headers = { ...defaultHeaders, ...requestHeaders };
       return new Promise((resolve, reject) => {
         const req = http.request(
           {
@@ -34,7 +40,9 @@ export function createHttpClient(baseUrl: string, maxSockets: number): HttpClien
           (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+            );
             res.on('error', reject);
           },
         );

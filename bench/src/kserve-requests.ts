@@ -33,10 +33,7 @@ export interface KserveRequests {
 }
 
 export function kserveRequests(payload: Payload): KserveRequests {
-  const encoded = encodeHttpInferRequest(
-    { inputs: payload.tensors },
-    { binaryInputs: true, binaryDataOutput: true },
-  );
+  const encoded = encodeHttpInferRequest({ inputs: payload.tensors }, { binaryInputs: true, binaryDataOutput: true });
   if (encoded.inferenceHeaderContentLength === undefined) throw new Error(`${payload.model}: no binary part`);
   const raw = (t: Tensor) => {
     const bytes = encodeBinaryTensorData(t.datatype, t.shape, t.data, `input '${t.name}'`);

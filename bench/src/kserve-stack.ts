@@ -1,11 +1,11 @@
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { credentials, type ServiceError } from '@grpc/grpc-js';
-import { decodeHttpInferResponse } from '@nvcf/protocol';
-import { freePort } from '@nvcf/testing';
 // Not exported by @nvcf/worker (its package exports only `.`): imported by path to build the client from
 // the very .proto files and loader options the worker serves with.
-import { loadKserveClients, MAX_MESSAGE_BYTES } from '../../apps/worker/src/grpc/kserve-protos.ts';
+import { loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
+import { decodeHttpInferResponse } from '@nvcf/protocol';
+import { freePort } from '@nvcf/testing';
 import { createHttpClient, type HttpClient } from './http-client.ts';
 import {
   checkOutputs,
@@ -42,7 +42,10 @@ export interface ServerTimings {
   computeOutputUs: number;
 }
 
-export type StatsSnapshot = Record<'success' | 'queue' | 'compute_input' | 'compute_infer' | 'compute_output', StatCount>;
+export type StatsSnapshot = Record<
+  'success' | 'queue' | 'compute_input' | 'compute_infer' | 'compute_output',
+  StatCount
+>;
 interface StatCount {
   count: number;
   ns: number;

@@ -1,10 +1,11 @@
 /**
- * `pnpm bench`: requests/s and latency of the invocation path against two baselines measured in the same
- * run, on one private redis-server:
- *   inproc        LoadedModel.run in this process (inference alone),
- *   pexec         HTTP pexec → gateway process → Redis → one worker process → result (the product),
- *   bullmq-floor  a bare BullMQ add → no-op Worker process → QueueEvents completion (the queue alone).
- * Prints a table and writes bench/results/<timestamp>.json and bench/results/latest.json.
+ * `pnpm bench`: requests/s and latency of the product, each figure beside a baseline measured in the same
+ * run, on one private redis-server. Two sections (BENCH_SECTIONS, default both):
+ *   pexec   inproc / pexec / bullmq-floor: the invocation path through gateway, Redis and worker
+ *           (pexec-section.ts);
+ *   kserve  the worker's KServe V2 HTTP JSON, HTTP binary and gRPC infer beside a bare Hono echo of the
+ *           same sizes (kserve-section.ts).
+ * Prints a table per section and writes bench/results/<timestamp>.json and bench/results/latest.json.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,28 +14,15 @@ import { generateExampleRepository } from '@nvcf/models';
 import { startRedis } from '@nvcf/testing';
 import { Redis } from 'ioredis';
 import { loadBenchConfig } from './bench-config.ts';
-import { startBullmqFloor } from './bullmq-floor.ts';
-import { createCpuProbe } from './cpu-probe.ts';
-import { inprocCall, loadInprocModels } from './inproc-target.ts';
-import type { Call } from './load-driver.ts';
-import { runLoad } from './load-driver.ts';
+import { formatKserveTable, formatServerTable, formatSizes } from './kserve-report.ts';
+import { runKserveSection } from './kserve-section.ts';
 import { machineInfo } from './machine-info.ts';
 import { payloadFor } from './payloads.ts';
-import { checkPexecAnswer, pexecCall, startProductStack } from './product-stack.ts';
-import {
-  type BenchReport,
-  compare,
-  formatCpuTable,
-  formatTable,
-  MODES,
-  type Mode,
-  type RunRecord,
-  writeReport,
-} from './report.ts';
+import { NOOP_WORKER_CONCURRENCY, PEXEC_WORKER_CONCURRENCY, runPexecSection } from './pexec-section.ts';
+import { type BenchReport, contentionWarning, formatCpuTable, formatTable, writeReport } from './report.ts';
 
 const config = loadBenchConfig();
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
-const maxConcurrency = Math.max(...config.concurrencies);
 const cleanups: (() => Promise<void> | void)[] = [];
 
 try {
@@ -46,88 +34,58 @@ try {
   const info = await admin.info('server');
   const redisPid = Number(/process_id:(\d+)/.exec(info)?.[1]);
   const redisVersion = /redis_version:(\S+)/.exec(info)?.[1];
+  const pids: Record<string, number> = Number.isFinite(redisPid) ? { redis: redisPid } : {};
 
   const modelRepository = await mkdtemp(join(tmpdir(), 'nvcf-bench-models-'));
   cleanups.push(() => rm(modelRepository, { recursive: true, force: true }));
   await generateExampleRepository(modelRepository);
   const payloads = config.models.map(payloadFor);
+  const section = { config, redisUrl: redis.url, modelRepository, payloads, pids, log };
 
-  log(`starting: redis ${redis.url}, gateway + worker + noop-worker children`);
-  const inproc = await loadInprocModels(modelRepository, config.models);
-  cleanups.push(() => inproc.close());
-  const stack = await startProductStack({
-    redisUrl: redis.url,
-    keyPrefix: `bench${Math.random().toString(36).slice(2, 8)}`,
-    modelRepository,
-    models: config.models,
-    logLevel: config.childLogLevel,
-    workerConcurrency: 32,
-    maxSockets: maxConcurrency,
-  });
-  cleanups.push(() => stack.close());
-  const floor = await startBullmqFloor({ redisUrl: redis.url, concurrency: 32, maxInFlight: maxConcurrency });
-  cleanups.push(() => floor.close());
-  for (const p of payloads) await checkPexecAnswer(stack.client, p, config.pollSeconds);
-
-  const cpu = createCpuProbe({
-    bench: process.pid,
-    gateway: stack.gateway.pid,
-    worker: stack.worker.pid,
-    'noop-worker': floor.worker.pid,
-    ...(Number.isFinite(redisPid) ? { redis: redisPid } : {}),
-  });
-  const calls = (p: (typeof payloads)[number]): Record<Mode, Call> => ({
-    inproc: inprocCall(inproc.model(p.model), p),
-    pexec: pexecCall(stack.client, p, config.pollSeconds),
-    'bullmq-floor': floor.call(p),
-  });
-
-  const runs: RunRecord[] = [];
-  for (const payload of payloads) {
-    const call = calls(payload);
-    for (const concurrency of config.concurrencies) {
-      for (const mode of MODES) {
-        let cpuPercent: Record<string, number> = {};
-        // A child that died mid-run turns into an error here rather than a table of timeouts.
-        const result = await Promise.race([
-          runLoad(call[mode], {
-            concurrency,
-            warmupMs: config.warmupSeconds * 1000,
-            measureMs: config.measureSeconds * 1000,
-            onWindowStart: () => cpu.start(),
-            onWindowEnd: () => {
-              cpuPercent = cpu.stop();
-            },
-          }),
-          stack.gateway.died,
-          stack.worker.died,
-          floor.worker.died,
-        ]);
-        runs.push({ model: payload.model, mode, ...result, cpuPercent });
-        const errs = result.errors ? `, ${result.errors} errors ${JSON.stringify(result.errorKinds)}` : '';
-        log(
-          `${payload.model} c=${concurrency} ${mode}: ${result.rps.toFixed(0)} rps, p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(3)} ms${errs}`,
-        );
-        await new Promise((r) => setTimeout(r, 250)); // let the previous run's tail settle
-      }
-    }
-  }
+  // One section after the other: the pexec stack is closed before the kserve worker starts.
+  const pexec = config.sections.includes('pexec') ? await runPexecSection(section) : { runs: [], comparisons: [] };
+  const kserve = config.sections.includes('kserve') ? await runKserveSection(section) : undefined;
 
   const report: BenchReport = {
     timestamp: new Date().toISOString(),
     machine: await machineInfo(redisVersion),
-    config: { ...config, workerConcurrency: 32, noopWorkerConcurrency: 32, ortThreads: { intraOp: 1, interOp: 1 } },
-    runs,
-    comparisons: compare(runs),
+    config: {
+      ...config,
+      workerConcurrency: PEXEC_WORKER_CONCURRENCY,
+      noopWorkerConcurrency: NOOP_WORKER_CONCURRENCY,
+      ortThreads: { intraOp: 1, interOp: 1 },
+    },
+    ...pexec,
+    ...(kserve ? { kserve } : {}),
   };
   const machine = report.machine as { cpuModel: string; cpuCount: number; node: string };
   console.log(`\n${machine.cpuModel} x${machine.cpuCount}, node ${machine.node}, redis ${redisVersion}`);
-  console.log(
-    `${config.warmupSeconds} s warm-up + ${config.measureSeconds} s window per row; latencies in ms; err = non-200 / failed\n`,
-  );
-  console.log(formatTable(report));
-  const cpuTable = formatCpuTable(report);
-  if (cpuTable) console.log(`\nCPU during each window, % of one core:\n${cpuTable}`);
+  if (report.runs.length > 0) {
+    console.log(
+      `${config.warmupSeconds} s warm-up + ${config.measureSeconds} s window per row; latencies in ms; err = non-200 / failed\n`,
+    );
+    console.log(formatTable(report));
+    const cpuTable = formatCpuTable(report.runs);
+    if (cpuTable) console.log(`\nCPU during each window, % of one core:\n${cpuTable}`);
+    const warning = contentionWarning(report.runs);
+    if (warning) console.log(warning);
+  }
+  if (kserve) {
+    console.log(
+      `\nWorker KServe V2 infer vs a bare Hono echo of the same bytes (floor), ${config.warmupSeconds} s warm-up + ` +
+        `${config.kserveMeasureSeconds} s window per row; latencies in ms; /floor = worker ÷ floor\n`,
+    );
+    console.log(formatKserveTable(kserve));
+    console.log(`\n${formatSizes(kserve.sizes)}`);
+    const t = kserve.target;
+    const verdict = t.met === null ? 'not measured' : t.met ? 'met' : 'MISSED';
+    console.log(`target: ${t.what} = ${t.ratio?.toFixed(2) ?? '-'}× (limit ≤ ${t.limit.toFixed(1)}×): ${verdict}`);
+    console.log(`\nWorker's own time per request (statistics extension), µs:\n${formatServerTable(kserve)}`);
+    const cpuTable = formatCpuTable(kserve.runs);
+    if (cpuTable) console.log(`\nCPU during each kserve window, % of one core:\n${cpuTable}`);
+    const warning = contentionWarning(kserve.runs);
+    if (warning) console.log(warning);
+  }
   const paths = await writeReport(join(import.meta.dirname, '../results'), report);
   console.log(`\nwrote ${paths.join(', ')}`);
 } finally {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '@nvcf/testing';
@@ -38,6 +39,8 @@ export async function startProductStack(opts: ProductStackOptions): Promise<Prod
   };
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
+  // Every gateway route but /health wants a credential: the gateway creates this key with every scope at start.
+  const adminKey = `nvapi-bench-${randomBytes(24).toString('hex')}`;
   const gateway = spawnNode(
     'gateway',
     resolve(repoRoot, 'apps/gateway/src/main.ts'),
@@ -45,6 +48,8 @@ export async function startProductStack(opts: ProductStackOptions): Promise<Prod
       ...shared,
       GATEWAY_HOST: '127.0.0.1',
       GATEWAY_PORT: String(port),
+      GATEWAY_GRPC_PORT: '-1',
+      NVCF_BOOTSTRAP_ADMIN_KEY: adminKey,
     },
     join(tmpdir(), `nvcf-bench-gateway-${port}.log`),
   );
@@ -65,7 +70,7 @@ export async function startProductStack(opts: ProductStackOptions): Promise<Prod
     },
     join(tmpdir(), `nvcf-bench-worker-${port}.log`),
   );
-  const client = createHttpClient(url, opts.maxSockets);
+  const client = createHttpClient(url, opts.maxSockets, { authorization: `Bearer ${adminKey}` });
   const close = async () => {
     client.close();
     await Promise.all([gateway.stop(), worker.stop()]);

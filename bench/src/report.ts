@@ -129,6 +129,17 @@ export function formatCpuTable(runs: CpuRow[]): string {
   return renderTable(['model', 'conc', 'mode', ...names.map((n) => `${n} %`), 'total %'], rows, 3);
 }
 
+/**
+ * A warning line when other processes took more than `thresholdPercent` of a core in some window
+ * (the probe's `other`): on a small shared machine that alone can move a row by tens of percent.
+ */
+export function contentionWarning(runs: CpuRow[], thresholdPercent = 25): string {
+  const busy = runs.filter((r) => (r.cpuPercent.other ?? 0) > thresholdPercent);
+  if (busy.length === 0) return '';
+  const rows = busy.map((r) => `${r.model} c=${r.concurrency} ${r.mode}`).join(', ');
+  return `warning: other processes used > ${thresholdPercent}% of a core during ${busy.length} of ${runs.length} windows (${rows}); those figures are suspect`;
+}
+
 /** Writes `<dir>/<timestamp>.json` and `<dir>/latest.json`; returns their paths. */
 export async function writeReport(dir: string, report: BenchReport): Promise<string[]> {
   await mkdir(dir, { recursive: true });

@@ -1,0 +1,111 @@
+import type { BenchConfig } from './bench-config.ts';
+import { startBullmqFloor } from './bullmq-floor.ts';
+import { createCpuProbe } from './cpu-probe.ts';
+import { inprocCall, loadInprocModels } from './inproc-target.ts';
+import type { Call } from './load-driver.ts';
+import { runLoad } from './load-driver.ts';
+import type { Payload } from './payloads.ts';
+import { checkPexecAnswer, pexecCall, startProductStack } from './product-stack.ts';
+import { type Comparison, compare, MODES, type Mode, type RunRecord } from './report.ts';
+
+export const PEXEC_WORKER_CONCURRENCY = 32;
+export const NOOP_WORKER_CONCURRENCY = 32;
+
+export interface PexecSectionOptions {
+  config: BenchConfig;
+  redisUrl: string;
+  modelRepository: string;
+  payloads: Payload[];
+  /** Extra processes for the CPU probe (redis). */
+  pids: Record<string, number>;
+  log(msg: string): void;
+}
+
+/**
+ * The invocation path against two baselines measured in the same run:
+ *   inproc        LoadedModel.run in this process (inference alone),
+ *   pexec         HTTP pexec → gateway process → Redis → one worker process → result (the product),
+ *   bullmq-floor  a bare BullMQ add → no-op Worker process → QueueEvents completion (the queue alone).
+ */
+export async function runPexecSection(
+  opts: PexecSectionOptions,
+): Promise<{ runs: RunRecord[]; comparisons: Comparison[] }> {
+  const { config, payloads, log } = opts;
+  const maxConcurrency = Math.max(...config.concurrencies);
+  const cleanups: (() => Promise<void> | void)[] = [];
+  try {
+    log(`starting: redis ${opts.redisUrl}, gateway + worker + noop-worker children`);
+    const inproc = await loadInprocModels(opts.modelRepository, config.models);
+    cleanups.push(() => inproc.close());
+    const stack = await startProductStack({
+      redisUrl: opts.redisUrl,
+      keyPrefix: `bench${Math.random().toString(36).slice(2, 8)}`,
+      modelRepository: opts.modelRepository,
+      models: config.models,
+      logLevel: config.childLogLevel,
+      workerConcurrency: PEXEC_WORKER_CONCURRENCY,
+      maxSockets: maxConcurrency,
+    });
+    cleanups.push(() => stack.close());
+    const floor = await startBullmqFloor({
+      redisUrl: opts.redisUrl,
+      concurrency: NOOP_WORKER_CONCURRENCY,
+      maxInFlight: maxConcurrency,
+    });
+    cleanups.push(() => floor.close());
+    for (const p of payloads) await checkPexecAnswer(stack.client, p, config.pollSeconds);
+
+    const cpu = createCpuProbe({
+      bench: process.pid,
+      gateway: stack.gateway.pid,
+      worker: stack.worker.pid,
+      'noop-worker': floor.worker.pid,
+      ...opts.pids,
+    });
+    const calls = (p: Payload): Record<Mode, Call> => ({
+      inproc: inprocCall(inproc.model(p.model), p),
+      pexec: pexecCall(stack.client, p, config.pollSeconds),
+      'bullmq-floor': floor.call(p),
+    });
+
+    const runs: RunRecord[] = [];
+    for (const payload of payloads) {
+      const call = calls(payload);
+      for (const concurrency of config.concurrencies) {
+        for (const mode of MODES) {
+          let cpuPercent: Record<string, number> = {};
+          // A child that died mid-run turns into an error here rather than a table of timeouts.
+          const result = await Promise.race([
+            runLoad(call[mode], {
+              concurrency,
+              warmupMs: config.warmupSeconds * 1000,
+              measureMs: config.measureSeconds * 1000,
+              onWindowStart: () => cpu.start(),
+              onWindowEnd: () => {
+                cpuPercent = cpu.stop();
+              },
+            }),
+            stack.gateway.died,
+            stack.worker.died,
+            floor.worker.died,
+          ]);
+          runs.push({ model: payload.model, mode, ...result, cpuPercent });
+          const errs = result.errors ? `, ${result.errors} errors ${JSON.stringify(result.errorKinds)}` : '';
+          log(
+            `${payload.model} c=${concurrency} ${mode}: ${result.rps.toFixed(0)} rps, p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(3)} ms${errs}`,
+          );
+          await new Promise((r) => setTimeout(r, 250)); // let the previous run's tail settle
+        }
+      }
+    }
+    return { runs, comparisons: compare(runs) };
+  } finally {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch (err) {
+        log(`cleanup failed: ${(err as Error).message}`);
+      }
+    }
+  }
+}
