@@ -46,8 +46,6 @@ export async function startGatewayGrpcServer(
   const server = new Server({
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-    // Channelz bookkeeping showed up per call in the worker's profile; nothing here reads it.
-    'grpc.enable_channelz': 0,
     'grpc.max_connection_idle_ms': opts.idleTimeoutMs ?? 30_000,
   });
   server.addService(protos.inference, createGatewayGrpcService(deps, opts));

@@ -40,8 +40,6 @@ export async function startKserveGrpcServer(
   const server = new Server({
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-    // Channelz bookkeeping showed up per call in the worker's profile; nothing here reads it.
-    'grpc.enable_channelz': 0,
   });
   server.addService(protos.inference, createKserveGrpcService(core, opts));
   server.addService(protos.health, createHealthService(core));
