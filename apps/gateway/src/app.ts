@@ -3,6 +3,7 @@ import { accessLog, type Logger } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import type { Redis } from 'ioredis';
+import { type AssetService, assetRoutes } from './assets/index.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import type { FunctionService } from './control/function-service.ts';
 import { errorToProblem, problemResponse } from './http/problem-response.ts';
@@ -26,6 +27,7 @@ export interface GatewayAppDeps {
   limiter: RateLimiter;
   invocations: InvocationService;
   auth: Authenticator;
+  assets: AssetService;
   maxBodyBytes: number;
   defaultPollSeconds: number;
 }
@@ -48,6 +50,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   app.route('/', pexecRoutes(deps.invocations, deps.auth, { ...deps, limit }));
   app.route('/', execRoutes(deps.invocations, deps.auth, { maxBodyBytes: deps.maxBodyBytes, limit }));
   app.route('/', queueRoutes(deps));
+  app.route('/', assetRoutes(deps));
   app.notFound((c) => problemResponse(404, `No route for ${c.req.method} ${c.req.path}`, { instance: c.req.path }));
   app.onError((err, c) => {
     const { response, internal } = errorToProblem(err, c.req.path);

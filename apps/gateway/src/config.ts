@@ -16,6 +16,14 @@ export const GatewayEnv = z.object({
   AUTH_CACHE_MS: envInt(2000, 0, 60_000),
   MAX_QUEUE_DEPTH: envInt(100_000, 0),
   RATE_LIMIT_PER_MINUTE: envInt(0, 0),
+  ASSET_STORE_DIR: envString('./.data/assets'),
+  URL_SIGNING_SECRET: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
+  PUBLIC_BASE_URL: envString('').refine(
+    (s) => s === '' || (/^https?:\/\//.test(s) && URL.canParse(s)),
+    'must be an http(s) URL',
+  ),
+  ASSET_MAX_BYTES: envInt(1024 * 1024 * 1024, 1),
+  ASSET_TTL_SECONDS: envInt(24 * 60 * 60, 60),
   NVCF_NCA_ID: envString('self-hosted'),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnv>;
@@ -41,6 +49,14 @@ export interface GatewayConfig {
   maxQueueDepth: number;
   /** New invocations per credential per minute before 429 (0: unlimited). */
   rateLimitPerMinute: number;
+  /** Where asset bytes live (shared with the workers). */
+  assetStoreDir: string;
+  /** HMAC secret of signed upload URLs; every gateway must share it (random per process when unset). */
+  urlSigningSecret?: string;
+  /** The gateway's address as clients reach it, for the upload URLs it hands out. */
+  publicBaseUrl?: string;
+  assetMaxBytes: number;
+  assetTtlSeconds: number;
   ncaId: string;
   logLevel: string;
 }
@@ -63,6 +79,11 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     authCacheMs: env.AUTH_CACHE_MS,
     maxQueueDepth: env.MAX_QUEUE_DEPTH,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+    assetStoreDir: env.ASSET_STORE_DIR,
+    ...(env.URL_SIGNING_SECRET ? { urlSigningSecret: env.URL_SIGNING_SECRET } : {}),
+    ...(env.PUBLIC_BASE_URL ? { publicBaseUrl: env.PUBLIC_BASE_URL } : {}),
+    assetMaxBytes: env.ASSET_MAX_BYTES,
+    assetTtlSeconds: env.ASSET_TTL_SECONDS,
     ncaId: env.NVCF_NCA_ID,
     logLevel: env.LOG_LEVEL,
   };

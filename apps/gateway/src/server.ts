@@ -3,6 +3,7 @@ import { serve } from '@hono/node-server';
 import { SCOPES } from '@nvcf/protocol';
 import {
   createApiKeyStore,
+  createAssetStore,
   createCompletionWaiter,
   createFunctionRegistry,
   createInvocationProducer,
@@ -12,8 +13,10 @@ import {
   createRequestStore,
 } from '@nvcf/queue';
 import { createLogger, type Logger } from '@nvcf/service-kit';
+import { createLocalDirStore } from '@nvcf/storage';
 import { v4 as uuidv4 } from 'uuid';
 import { createGatewayApp } from './app.ts';
+import { createAssetService, urlSigningSecret } from './assets/index.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import type { GatewayConfig } from './config.ts';
 import { createFunctionService } from './control/function-service.ts';
@@ -64,9 +67,19 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     cacheMs: config.authCacheMs,
     ...(config.jwtSecret ? { jwtSecret: config.jwtSecret } : {}),
   });
+  const assets = createAssetService({
+    store: createAssetStore(redis, keys, { ttlSeconds: config.assetTtlSeconds }),
+    objects: createLocalDirStore(config.assetStoreDir),
+    signingSecret: urlSigningSecret(config.urlSigningSecret, (msg) => log.warn(msg)),
+    ncaId: config.ncaId,
+    maxBytes: config.assetMaxBytes,
+    ...(config.publicBaseUrl ? { publicBaseUrl: config.publicBaseUrl } : {}),
+  });
+  const assetSweeper = assets.startSweeper(60_000, (err) => log.warn({ err }, 'reclaiming expired assets failed'));
   const limiter = createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 });
   const app = createGatewayApp({
     auth,
+    assets,
     keys,
     functions: createFunctionService(registry, { ncaId: config.ncaId, onChange: (fid) => functions.invalidate(fid) }),
     producer,
@@ -104,6 +117,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     grpcPort: grpc?.port ?? 0,
     async close() {
       // gRPC first: new calls are refused at once; waiting ones end when the completion waiter closes.
+      assetSweeper.stop();
       const grpcClosed = grpc?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,4 +1,5 @@
 export * from './api-key-store.ts';
+export * from './asset-store.ts';
 export * from './completion-waiter.ts';
 export * from './deadline-queue.ts';
 export * from './function-registry.ts';

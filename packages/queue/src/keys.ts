@@ -28,6 +28,12 @@ export interface Keys {
   functionVersions(functionId: string): string;
   /** Sorted set workerId → heartbeat expiry (ms) of the workers serving a version. */
   versionWorkers(versionId: string): string;
+  /** String: one asset record (JSON). TTL'd. */
+  asset(assetId: string): string;
+  /** Sorted set assetId → expiry (ms) of one owner's assets (the list endpoint). TTL'd. */
+  ownerAssets(ownerSubject: string): string;
+  /** Sorted set assetId → expiry (ms) of every asset: what reclaiming expired assets' objects reads. */
+  readonly assetExpiries: string;
 }
 
 export function createKeys(prefix = 'nvcf'): Keys {
@@ -46,5 +52,8 @@ export function createKeys(prefix = 'nvcf'): Keys {
     functionIds: `${prefix}:functions`,
     functionVersions: (functionId) => `${prefix}:fn:${functionId}:versions`,
     versionWorkers: (versionId) => `${prefix}:fv:${versionId}:workers`,
+    asset: (assetId) => `${prefix}:asset:${assetId}`,
+    ownerAssets: (ownerSubject) => `${prefix}:assets:owner:${ownerSubject}`,
+    assetExpiries: `${prefix}:assets:expiries`,
   };
 }

@@ -64,6 +64,7 @@ export async function createHarness(opts: { slowModel?: boolean } = {}): Promise
   await generateExampleRepository(modelRepository);
   if (opts.slowModel) await writeSlowModel(modelRepository);
   const keyPrefix = `t${Math.random().toString(36).slice(2, 10)}`;
+  const assetDir = await mkdtemp(join(tmpdir(), 'nvcf-assets-'));
   const redis = createRedis(server.url);
   const env: Record<string, string> = {
     REDIS_URL: server.url,
@@ -71,6 +72,7 @@ export async function createHarness(opts: { slowModel?: boolean } = {}): Promise
     MODEL_REPOSITORY: modelRepository,
     GATEWAY_PORT: '0',
     GATEWAY_GRPC_PORT: '0',
+    ASSET_STORE_DIR: assetDir,
     GATEWAY_HOST: '127.0.0.1',
     WORKER_LOCK_DURATION_MS: '2000',
     WORKER_STALLED_INTERVAL_MS: '500',
@@ -135,6 +137,7 @@ export async function createHarness(opts: { slowModel?: boolean } = {}): Promise
       redis.disconnect();
       await server.close();
       await rm(modelRepository, { recursive: true, force: true });
+      await rm(assetDir, { recursive: true, force: true });
     },
   };
 }

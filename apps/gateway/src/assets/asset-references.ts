@@ -1,0 +1,44 @@
+import { AppError } from '@nvcf/protocol';
+import type { AssetService } from './asset-service.ts';
+
+export const ASSET_REFERENCES_HEADER = 'nvcf-input-asset-references';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The asset ids of an `NVCF-INPUT-ASSET-REFERENCES` value (nvcf-api.md §4): comma-separated, whitespace
+ * trimmed, empty entries skipped (a header sent twice arrives joined with ", "), lower-cased and
+ * de-duplicated in order of first mention.
+ *
+ * @throws AppError INVALID_ARGUMENT for an entry that is not a UUID
+ */
+export function parseAssetReferences(header: string | undefined): string[] {
+  const ids = new Set<string>();
+  for (const raw of (header ?? '').split(',')) {
+    const entry = raw.trim();
+    if (entry === '') continue;
+    if (!UUID.test(entry)) {
+      throw new AppError('INVALID_ARGUMENT', `NVCF-INPUT-ASSET-REFERENCES: '${entry.slice(0, 64)}' is not a UUID`);
+    }
+    ids.add(entry.toLowerCase());
+  }
+  return [...ids];
+}
+
+/**
+ * Checks the assets an invocation names and returns their ids (what the worker is to deliver as
+ * `NVCF-FUNCTION-ASSET-IDS`). Each must exist and hold uploaded bytes; with `ownerSubject` (the
+ * caller's principal subject) it must also be the caller's own.
+ *
+ * @throws AppError INVALID_ARGUMENT (400, not a UUID), NOT_FOUND (404 `NotFound error: failed to find asset <id>`)
+ */
+export async function resolveAssetReferences(
+  header: string | undefined,
+  assets: Pick<AssetService, 'resolve'>,
+  opts: { ownerSubject?: string } = {},
+): Promise<string[]> {
+  const ids = parseAssetReferences(header);
+  if (ids.length === 0) return [];
+  await assets.resolve(ids, opts.ownerSubject);
+  return ids;
+}

@@ -1,0 +1,236 @@
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { AppError } from '@nvcf/protocol';
+import { type AssetRecord, type AssetStore, assetObjectKey } from '@nvcf/queue';
+import { type ObjectStore, type SigningSecret, signUrl, verifySignedUrl } from '@nvcf/storage';
+
+/** The upload header carrying the description (S3 user metadata `nvcf-asset-description`, nvcf-api.md §11). */
+export const DESCRIPTION_HEADER = 'x-amz-meta-nvcf-asset-description';
+export const DESCRIPTION_METADATA_KEY = 'nvcf-asset-description';
+/** NVCF's presigned upload URLs live 35 minutes (nvcf-api.md §11). */
+export const DEFAULT_UPLOAD_URL_SECONDS = 35 * 60;
+export const DEFAULT_ASSET_MAX_BYTES = 1024 * 1024 * 1024;
+
+/** NVCF's own wording (nvcf-api.md §4, §13). */
+export const assetNotFound = (assetId: string) =>
+  new AppError('NOT_FOUND', `NotFound error: failed to find asset ${assetId}`);
+
+/** The path an asset's bytes are PUT to (signed into its upload URL). */
+export const uploadPath = (assetId: string) => `/v2/nvcf/assets/${assetId}/upload`;
+
+export interface AssetServiceOptions {
+  store: AssetStore;
+  objects: ObjectStore;
+  /** Key of the upload URLs' HMAC: every gateway behind one address needs the same one. */
+  signingSecret: SigningSecret;
+  /** Recorded on each asset (nvcf-api.md §11: assets belong to an NCA id). */
+  ncaId: string;
+  /** Largest upload (default 1 GiB). */
+  maxBytes?: number;
+  /** Scheme + host (+ path prefix) clients reach this gateway at; the request's own origin otherwise. */
+  publicBaseUrl?: string;
+  uploadUrlSeconds?: number;
+  /** Clock in milliseconds (tests). */
+  now?: () => number;
+}
+
+export interface CreatedAsset {
+  assetId: string;
+  uploadUrl: string;
+  contentType: string;
+  description: string;
+}
+
+/** What a PUT to an upload URL carried. */
+export interface UploadRequest {
+  expires: string | undefined;
+  signature: string | undefined;
+  contentType: string | undefined;
+  description: string | undefined;
+}
+
+export interface AssetService {
+  readonly maxBytes: number;
+  /** Records an asset and signs its upload URL on `publicBaseUrl`, else on `requestOrigin`. */
+  create(
+    ownerSubject: string,
+    input: { contentType: string; description: string },
+    requestOrigin: string,
+  ): Promise<CreatedAsset>;
+  /** Checks an upload URL and its signed headers. @throws AppError PERMISSION_DENIED (403) */
+  verifyUpload(assetId: string, req: UploadRequest): void;
+  /**
+   * Streams the bytes of a verified upload into the object store with the asset's content type and
+   * description (a second upload replaces the first).
+   * @throws AppError NOT_FOUND (no such asset), PAYLOAD_TOO_LARGE (past `maxBytes`; nothing is stored)
+   */
+  upload(assetId: string, body: Readable): Promise<AssetRecord>;
+  /** The owner's assets. */
+  list(ownerSubject: string): Promise<AssetRecord[]>;
+  /** One of the owner's assets. @throws AppError NOT_FOUND (unknown, or somebody else's) */
+  get(ownerSubject: string, assetId: string): Promise<AssetRecord>;
+  /** Deletes the record and the bytes. @throws AppError NOT_FOUND */
+  remove(ownerSubject: string, assetId: string): Promise<void>;
+  /**
+   * The records of assets named by an invocation, in order; each must exist and hold bytes, and belong
+   * to `ownerSubject` when one is given. @throws AppError NOT_FOUND for the first that does not
+   */
+  resolve(assetIds: readonly string[], ownerSubject?: string): Promise<AssetRecord[]>;
+  /** Removes the objects of up to `limit` expired assets; how many were removed. */
+  sweepExpired(limit?: number): Promise<number>;
+  /** Sweeps every `intervalMs` (unref'd timer) until stopped. */
+  startSweeper(intervalMs: number, onError: (err: unknown) => void): { stop(): void };
+}
+
+function checkBaseUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`invalid public base URL '${url}'`);
+  }
+  if (!['http:', 'https:'].includes(parsed.protocol) || parsed.search || parsed.hash) {
+    throw new Error(`invalid public base URL '${url}': an http(s) URL without query is required`);
+  }
+  return url.replace(/\/+$/, '');
+}
+
+/**
+ * The assets API's logic (nvcf-api.md §11): records in Redis, bytes in an object store under
+ * `assets/<assetId>`, uploads through this gateway's own signed, expiring `PUT` URLs.
+ */
+export function createAssetService(opts: AssetServiceOptions): AssetService {
+  const { store, objects, signingSecret } = opts;
+  const maxBytes = opts.maxBytes ?? DEFAULT_ASSET_MAX_BYTES;
+  const urlSeconds = opts.uploadUrlSeconds ?? DEFAULT_UPLOAD_URL_SECONDS;
+  const publicBaseUrl = opts.publicBaseUrl ? checkBaseUrl(opts.publicBaseUrl) : undefined;
+  const now = opts.now ?? Date.now;
+  const signedHeaders = (contentType: string | undefined, description: string | undefined) => ({
+    'content-type': contentType,
+    [DESCRIPTION_HEADER]: description,
+  });
+
+  const owned = async (ownerSubject: string, assetId: string) => {
+    const record = await store.get(assetId);
+    // Somebody else's asset is answered exactly like an unknown one.
+    if (!record || record.ownerSubject !== ownerSubject) throw assetNotFound(assetId);
+    return record;
+  };
+
+  const sweepExpired = async (limit = 100) => {
+    const ids = await store.expired(limit, now());
+    if (ids.length === 0) return 0;
+    // A record Redis still holds (clock skew) is left for a later sweep.
+    const records = await store.getMany(ids);
+    const gone = ids.filter((_, i) => records[i] === undefined);
+    for (const id of gone) await objects.delete(assetObjectKey(id));
+    await store.forgetExpired(gone);
+    return gone.length;
+  };
+
+  return {
+    maxBytes,
+
+    async create(ownerSubject, input, requestOrigin) {
+      const record = await store.create({ ...input, ncaId: opts.ncaId, ownerSubject });
+      const uploadUrl = signUrl(signingSecret, {
+        baseUrl: publicBaseUrl ?? requestOrigin,
+        method: 'PUT',
+        path: uploadPath(record.assetId),
+        expires: Math.floor(now() / 1000) + urlSeconds,
+        headers: signedHeaders(record.contentType, record.description),
+      });
+      return { assetId: record.assetId, uploadUrl, contentType: record.contentType, description: record.description };
+    },
+
+    verifyUpload(assetId, req) {
+      const check = verifySignedUrl(signingSecret, {
+        method: 'PUT',
+        path: uploadPath(assetId),
+        expires: req.expires,
+        signature: req.signature,
+        headers: signedHeaders(req.contentType, req.description),
+        now: now(),
+      });
+      if (check.ok) return;
+      const why =
+        check.reason === 'invalid'
+          ? `the upload URL's signature does not match the request (the Content-Type and ${DESCRIPTION_HEADER} headers must be those the asset was created with)`
+          : check.reason === 'expired'
+            ? 'the upload URL has expired'
+            : 'the upload URL carries no signature';
+      throw new AppError('PERMISSION_DENIED', why);
+    },
+
+    async upload(assetId, body) {
+      const asset = await store.get(assetId);
+      if (!asset) {
+        body.destroy();
+        throw assetNotFound(assetId);
+      }
+      const key = assetObjectKey(assetId);
+      const { size } = await objects.put(
+        key,
+        body,
+        { contentType: asset.contentType, metadata: { [DESCRIPTION_METADATA_KEY]: asset.description } },
+        { maxBytes },
+      );
+      const record = await store.markUploaded(assetId, size);
+      if (!record) {
+        // Deleted or expired while the bytes were arriving: they must not outlive the record.
+        await objects.delete(key);
+        throw assetNotFound(assetId);
+      }
+      return record;
+    },
+
+    list: (ownerSubject) => store.list(ownerSubject),
+    get: owned,
+
+    async remove(ownerSubject, assetId) {
+      await owned(ownerSubject, assetId);
+      // Record first: an upload finishing meanwhile sees it gone and removes its own bytes.
+      if (!(await store.delete(assetId))) throw assetNotFound(assetId);
+      await objects.delete(assetObjectKey(assetId));
+    },
+
+    async resolve(assetIds, ownerSubject) {
+      const records = await store.getMany(assetIds);
+      return assetIds.map((id, i) => {
+        const record = records[i];
+        const usable = record?.uploadedAt !== undefined && (!ownerSubject || record.ownerSubject === ownerSubject);
+        if (!record || !usable) throw assetNotFound(id);
+        return record;
+      });
+    },
+
+    sweepExpired,
+
+    startSweeper(intervalMs, onError) {
+      let running = false;
+      const timer = setInterval(() => {
+        if (running) return;
+        running = true;
+        sweepExpired()
+          .catch(onError)
+          .finally(() => {
+            running = false;
+          });
+      }, intervalMs);
+      timer.unref();
+      return { stop: () => clearInterval(timer) };
+    },
+  };
+}
+
+/**
+ * The URL signing secret: the configured one, else a random one for this process only (its upload
+ * URLs then work on this gateway alone), with a warning saying so.
+ */
+export function urlSigningSecret(configured: string | undefined, warn: (message: string) => void): string {
+  if (configured) return configured;
+  warn(
+    'URL_SIGNING_SECRET is not set: using a random secret for this process; upload URLs will not work on other gateways or after a restart',
+  );
+  return randomBytes(32).toString('base64url');
+}

@@ -1,0 +1,3 @@
+export * from './local-dir-store.ts';
+export * from './object-store.ts';
+export * from './signed-url.ts';
