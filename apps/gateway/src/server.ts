@@ -67,9 +67,10 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     cacheMs: config.authCacheMs,
     ...(config.jwtSecret ? { jwtSecret: config.jwtSecret } : {}),
   });
+  const objects = createLocalDirStore(config.assetStoreDir);
   const assets = createAssetService({
     store: createAssetStore(redis, keys, { ttlSeconds: config.assetTtlSeconds }),
-    objects: createLocalDirStore(config.assetStoreDir),
+    objects,
     signingSecret: urlSigningSecret(config.urlSigningSecret, (msg) => log.warn(msg)),
     ncaId: config.ncaId,
     maxBytes: config.assetMaxBytes,
@@ -81,7 +82,13 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     auth,
     assets,
     keys,
-    functions: createFunctionService(registry, { ncaId: config.ncaId, onChange: (fid) => functions.invalidate(fid) }),
+    functions: createFunctionService(registry, {
+      ncaId: config.ncaId,
+      onChange: (fid) => functions.invalidate(fid),
+      assets,
+      objects,
+      maxModelBytes: config.assetMaxBytes,
+    }),
     producer,
     store,
     limiter,

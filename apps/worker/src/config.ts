@@ -11,6 +11,7 @@ const providerList = envString('cuda,cpu').transform((s) =>
 export const WorkerEnv = z.object({
   ...sharedEnv,
   MODEL_REPOSITORY: envString('./model-repository'),
+  ASSET_STORE_DIR: envString('./.data/assets'),
   WORKER_ID: envString(''),
   WORKER_CONCURRENCY: envInt(4, 1, 1024),
   ORT_EXECUTION_PROVIDERS: providerList,
@@ -40,6 +41,8 @@ export interface WorkerConfig {
   requestTtlSeconds: number;
   logLevel: string;
   modelRepository: string;
+  /** The object store the gateway keeps function models in (shared). */
+  assetStoreDir: string;
   workerId: string;
   concurrency: number;
   executionProviders: string[];
@@ -72,6 +75,7 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     requestTtlSeconds: env.REQUEST_TTL_SECONDS,
     logLevel: env.LOG_LEVEL,
     modelRepository: env.MODEL_REPOSITORY,
+    assetStoreDir: env.ASSET_STORE_DIR,
     workerId: env.WORKER_ID || `worker-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
     concurrency: env.WORKER_CONCURRENCY,
     executionProviders: env.ORT_EXECUTION_PROVIDERS,

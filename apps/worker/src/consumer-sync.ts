@@ -6,9 +6,11 @@ import {
   type RequestStore,
 } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
+import { isFunctionModelName } from '@nvcf/storage';
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { WorkerConfig } from './config.ts';
+import type { createFunctionModelLoader } from './function-models.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
 import type { InferenceCore } from './inference-server/core-types.ts';
 import { createInvocationProcessor } from './invocation-processor.ts';
@@ -30,6 +32,7 @@ export interface ConsumerSyncDeps {
   connection: Redis;
   config: WorkerConfig;
   log: Logger;
+  functionModels: ReturnType<typeof createFunctionModelLoader>;
 }
 
 const modelKey = (name: string, version: string) => `${name}\u0000${version}`;
@@ -74,13 +77,19 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
       for (const entry of loaded) {
         const version = entry.version as string;
         here.add(modelKey(entry.name, version));
+        // A function's own model (from an asset) is not a repository function of its own.
+        if (isFunctionModelName(entry.name)) continue;
         await registry.seed(
           modelFunctionVersion(core.modelMetadata(entry.name, version), version, config.ncaId, config.concurrency),
         );
       }
       const wanted = new Map<string, FunctionVersion>();
       for (const fv of await registry.list()) {
-        if (fv.deployment && here.has(modelKey(fv.model.name, fv.model.version))) wanted.set(fv.versionId, fv);
+        if (!fv.deployment) continue;
+        const key = modelKey(fv.model.name, fv.model.version);
+        if (!here.has(key) && isFunctionModelName(fv.model.name) && (await deps.functionModels.ensure(fv)))
+          here.add(key);
+        if (here.has(key)) wanted.set(fv.versionId, fv);
       }
       for (const [versionId, fv] of wanted) {
         const concurrency = Math.max(1, fv.deployment?.maxRequestConcurrency ?? config.concurrency);

@@ -1,8 +1,10 @@
 import { basename, resolve } from 'node:path';
 import { createFunctionRegistry, createKeys, createRedis, createRequestStore } from '@nvcf/queue';
 import { createLogger, type Logger } from '@nvcf/service-kit';
+import { createLocalDirStore } from '@nvcf/storage';
 import type { WorkerConfig } from './config.ts';
 import { createConsumerSync } from './consumer-sync.ts';
+import { createFunctionModelLoader } from './function-models.ts';
 import { startKserveGrpcServer } from './grpc/index.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { startKserveHttpServer } from './http/kserve-server.ts';
@@ -34,7 +36,22 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
   const store = createRequestStore(redis, keys, { ttlSeconds: config.requestTtlSeconds });
   const core = await startInferenceCore(config, log);
 
-  const consumers = createConsumerSync({ core, registry, store, keys, connection: bullConnection, config, log });
+  const functionModels = createFunctionModelLoader({
+    core,
+    objects: createLocalDirStore(config.assetStoreDir),
+    repository: config.modelRepository,
+    log,
+  });
+  const consumers = createConsumerSync({
+    core,
+    registry,
+    store,
+    keys,
+    connection: bullConnection,
+    config,
+    log,
+    functionModels,
+  });
   const heartbeat = startHeartbeat(registry, config.workerId, consumers.versionIds, config.heartbeatIntervalMs, log);
 
   // Re-sync serially on every trigger: a model loaded or unloaded here, a deployment changed anywhere

@@ -1,3 +1,4 @@
+export * from './function-models.ts';
 export * from './local-dir-store.ts';
 export * from './object-store.ts';
 export * from './signed-url.ts';

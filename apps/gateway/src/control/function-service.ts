@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type CreateFunctionRequest, type DeploymentRequest } from '@nvcf/protocol';
 import type { FunctionRegistry, FunctionVersion } from '@nvcf/queue';
+import type { ObjectStore } from '@nvcf/storage';
+import type { AssetService } from '../assets/index.ts';
+import { assetIdOf, modelFromAsset } from './asset-model.ts';
 
 export interface FunctionService {
   /** Registers a new function, or a new version of `functionId`. Status INACTIVE until deployed. */
-  create(req: CreateFunctionRequest, functionId?: string): Promise<FunctionVersion>;
+  create(req: CreateFunctionRequest, opts: { functionId?: string; ownerSubject: string }): Promise<FunctionVersion>;
   get(functionId: string, versionId: string): Promise<FunctionVersion>;
   versions(functionId: string): Promise<FunctionVersion[]>;
   updateMetadata(
@@ -22,17 +25,28 @@ export interface FunctionService {
   undeploy(functionId: string, versionId: string): Promise<FunctionVersion>;
 }
 
-/** The ONNX model a function serves: `models[0]`, as `model-repository://<name>/<version>` or name + version. */
-function modelReference(req: CreateFunctionRequest): { name: string; version: string } {
+/**
+ * The ONNX model a function serves: `models[0]`, as `model-repository://<name>/<version>` (or name +
+ * version) for a model workers hold, or `asset://<assetId>` for an uploaded `.onnx` file.
+ */
+function modelReference(req: CreateFunctionRequest): { name: string; version: string; uri: string } {
   const ref = req.models?.[0];
   if (!ref) {
     throw new AppError(
       'INVALID_ARGUMENT',
-      'Invalid request: \'models\' must name the ONNX model to serve, e.g. [{"name":"simple","version":"1","uri":"model-repository://simple/1"}]',
+      'Invalid request: \'models\' must name the ONNX model to serve: "model-repository://<name>/<version>" or an uploaded asset, "asset://<assetId>"',
     );
   }
   const m = /^model-repository:\/\/([^/]+)\/([^/]+)$/.exec(ref.uri);
-  return m ? { name: m[1] as string, version: m[2] as string } : { name: ref.name, version: ref.version };
+  return m ? { name: m[1] as string, version: m[2] as string, uri: ref.uri } : { ...ref };
+}
+
+export interface FunctionServiceOptions {
+  ncaId: string;
+  onChange: (functionId: string) => void;
+  assets: AssetService;
+  objects: ObjectStore;
+  maxModelBytes: number;
 }
 
 /**
@@ -40,10 +54,7 @@ function modelReference(req: CreateFunctionRequest): { name: string; version: st
  * workers hold (their repositories publish what they load), so a bad reference is a 400 here, never a
  * worker that fails later. Every change is announced so workers start or stop consuming at once.
  */
-export function createFunctionService(
-  registry: FunctionRegistry,
-  opts: { ncaId: string; onChange: (functionId: string) => void },
-): FunctionService {
+export function createFunctionService(registry: FunctionRegistry, opts: FunctionServiceOptions): FunctionService {
   const changed = async (fv: FunctionVersion) => {
     await registry.notifyChanged();
     opts.onChange(fv.id);
@@ -56,24 +67,32 @@ export function createFunctionService(
   }
 
   return {
-    async create(req, functionId) {
+    async create(req, { functionId, ownerSubject }) {
       if (functionId && (await registry.versions(functionId)).length === 0) {
         throw new AppError('NOT_FOUND', `Function '${functionId}' not found`);
       }
       const ref = modelReference(req);
-      const source = (await registry.list()).find(
-        (fv) => fv.model.name === ref.name && fv.model.version === ref.version,
-      );
-      if (!source) {
-        throw new AppError(
-          'INVALID_ARGUMENT',
-          `Invalid request: model '${ref.name}' version '${ref.version}' is not in any worker's model repository`,
+      const versionId = randomUUID();
+      const assetId = assetIdOf(ref.uri);
+      let model: FunctionVersion['model'];
+      if (assetId) {
+        model = await modelFromAsset(opts, ownerSubject, assetId, versionId);
+      } else {
+        const source = (await registry.list()).find(
+          (fv) => fv.model.name === ref.name && fv.model.version === ref.version,
         );
+        if (!source) {
+          throw new AppError(
+            'INVALID_ARGUMENT',
+            `Invalid request: model '${ref.name}' version '${ref.version}' is not in any worker's model repository`,
+          );
+        }
+        model = source.model;
       }
       const { name, inferenceUrl, apiBodyFormat, functionType, description, tags, models, secrets, ...spec } = req;
       const fv: FunctionVersion = {
         id: functionId ?? randomUUID(),
-        versionId: randomUUID(),
+        versionId,
         name,
         ncaId: opts.ncaId,
         createdAt: new Date().toISOString(),
@@ -86,7 +105,7 @@ export function createFunctionService(
         // Secrets are accepted and never returned.
         spec: { ...spec, ...(secrets ? { secretNames: secrets.map((s) => s.name) } : {}) },
         deployment: null,
-        model: source.model,
+        model,
       };
       await registry.upsert(fv);
       return fv;

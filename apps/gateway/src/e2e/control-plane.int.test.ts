@@ -1,3 +1,4 @@
+import { buildSimpleModel } from '@nvcf/models';
 import { createApiKeyStore, createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
@@ -152,6 +153,53 @@ describe('functions and deployments', () => {
     expect(del.status).toBe(204);
     expect(await del.text()).toBe('');
     expect((await json('GET', `/v2/nvcf/functions/${fn.id}/versions/${fn.versionId}`)).status).toBe(404);
+    await worker.close();
+  });
+
+  it('serves a model uploaded as an asset; refuses an asset that is not a model', async () => {
+    const upload = async (bytes: Uint8Array) => {
+      const res = await json('POST', '/v2/nvcf/assets', {
+        contentType: 'application/octet-stream',
+        description: 'model',
+      });
+      const asset = (await res.json()) as { assetId: string; uploadUrl: string };
+      const put = await fetch(asset.uploadUrl, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/octet-stream', 'x-amz-meta-nvcf-asset-description': 'model' },
+        body: bytes,
+      });
+      expect(put.status).toBe(200);
+      return asset.assetId;
+    };
+    const junk = await upload(Buffer.from('definitely not an onnx model'));
+    const refused = await json(
+      'POST',
+      '/v2/nvcf/functions',
+      createBody({ models: [{ name: 'm', version: '1', uri: `asset://${junk}` }] }),
+    );
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { detail: string }).detail).toMatch(/is not a usable ONNX model/);
+
+    const good = await upload(buildSimpleModel());
+    const created = await json(
+      'POST',
+      '/v2/nvcf/functions',
+      createBody({ name: 'uploaded-simple', models: [{ name: 'mine', version: '1', uri: `asset://${good}` }] }),
+    );
+    expect(created.status).toBe(200);
+    const fn = ((await created.json()) as { function: Fn & { model: { inputs: { name: string; shape: number[] }[] } } })
+      .function;
+    expect(fn.model.inputs.map((i) => i.name)).toEqual(['INPUT0', 'INPUT1']);
+    // The asset can go away: the function keeps its own copy of the model.
+    expect((await json('DELETE', `/v2/nvcf/assets/${good}`)).status).toBe(204);
+    const worker = await h.worker();
+    const deployPath = `/v2/nvcf/deployments/functions/${fn.id}/versions/${fn.versionId}`;
+    expect((await json('POST', deployPath, deployBody())).status).toBe(200);
+    await until(async () => (await statusOf(fn.id, fn.versionId)) === 'ACTIVE', 'the uploaded model to be served');
+    const res = await pexec(gw.url, `/v2/nvcf/pexec/functions/${fn.id}`, simpleRequest());
+    expect(res.status).toBe(200);
+    const out = (await res.json()) as { model_name: string; outputs: { name: string; data: number[] }[] };
+    expect(out.outputs.find((o) => o.name === 'OUTPUT1')?.data[0]).toBe(-1);
     await worker.close();
   });
 

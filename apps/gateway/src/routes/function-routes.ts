@@ -48,13 +48,15 @@ export function functionRoutes(
   const register = requireAuth(auth, 'register_function');
   app.post('/v2/nvcf/functions', register, async (c) => {
     const req = parseControlRequest(CreateFunctionRequest, await readJsonBody(c.req.raw));
-    return c.json({ function: functionDto(await functions.create(req), []) });
+    const fv = await functions.create(req, { ownerSubject: c.get('principal').subject });
+    return c.json({ function: functionDto(fv, []) });
   });
   app.post('/v2/nvcf/functions/:functionId/versions', register, async (c) => {
     const functionId = uuidParam('functionId', c.req.param('functionId'));
     requireFunction(c.get('principal'), functionId);
     const req = parseControlRequest(CreateFunctionRequest, await readJsonBody(c.req.raw));
-    return c.json({ function: functionDto(await functions.create(req, functionId), []) });
+    const fv = await functions.create(req, { functionId, ownerSubject: c.get('principal').subject });
+    return c.json({ function: functionDto(fv, []) });
   });
 
   app.put(
