@@ -16,5 +16,6 @@ export {
   PROTO_DIR,
   PROTO_LOADER_OPTIONS,
 } from './kserve-protos.ts';
+export * from './serve-grpc.ts';
 export { CONTENTS_FIELD, decodeTypedContents } from './typed-contents.ts';
 export { type GrpcLogger, type UnaryImpl, unary } from './unary-handler.ts';

@@ -1,5 +1,5 @@
-import { Server, ServerCredentials, type UntypedServiceImplementation } from '@grpc/grpc-js';
-import { type HealthCheckRequestMsg, loadKserveProtos, MAX_MESSAGE_BYTES, unary } from '@nvcf/kserve-grpc';
+import { Server, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { type HealthCheckRequestMsg, loadKserveProtos, MAX_MESSAGE_BYTES, serveGrpc, unary } from '@nvcf/kserve-grpc';
 import { AppError } from '@nvcf/protocol';
 import {
   createGatewayGrpcService,
@@ -50,27 +50,9 @@ export async function startGatewayGrpcServer(
   });
   server.addService(protos.inference, createGatewayGrpcService(deps, opts));
   server.addService(protos.health, healthService());
-  const host = opts.host.includes(':') && !opts.host.startsWith('[') ? `[${opts.host}]` : opts.host;
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${host}:${opts.port}`, ServerCredentials.createInsecure(), (err, bound) =>
-      err ? reject(err) : resolve(bound),
-    );
-  });
-  deps.logger?.info({ port }, 'gateway gRPC listening');
-  let closing: Promise<void> | undefined;
-  return {
-    port,
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        const timer = setTimeout(() => server.forceShutdown(), opts.shutdownGraceMs ?? 5000);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      return closing;
-    },
-  };
+  const serving = await serveGrpc(server, opts);
+  deps.logger?.info({ port: serving.port }, 'gateway gRPC listening');
+  return serving;
 }
 
 function healthService(): UntypedServiceImplementation {

@@ -1,5 +1,5 @@
-import { Server, ServerCredentials } from '@grpc/grpc-js';
-import { loadKserveProtos, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
+import { Server } from '@grpc/grpc-js';
+import { loadKserveProtos, MAX_MESSAGE_BYTES, serveGrpc } from '@nvcf/kserve-grpc';
 import { tritonV1GrpcDefinition } from '../grpc-v1/v1-grpc-definition.ts';
 import { createTritonV1GrpcService } from '../grpc-v1/v1-grpc-service.ts';
 import type { InferenceCore } from '../inference-server/core-types.ts';
@@ -53,24 +53,6 @@ export async function startKserveGrpcServer(
       ...(opts.serverId !== undefined ? { serverId: opts.serverId } : {}),
     }),
   );
-  const host = opts.host.includes(':') && !opts.host.startsWith('[') ? `[${opts.host}]` : opts.host;
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${host}:${opts.port}`, ServerCredentials.createInsecure(), (err, bound) =>
-      err ? reject(err) : resolve(bound),
-    );
-  });
-  let closing: Promise<void> | undefined;
-  return {
-    port,
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        const timer = setTimeout(() => server.forceShutdown(), opts.shutdownGraceMs ?? 5000);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      return closing;
-    },
-  };
+  const serving = await serveGrpc(server, opts);
+  return serving;
 }
