@@ -1,9 +1,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
+import { archiveFilesFor, readModelArchive } from '@nvcf/models';
 import type { FunctionVersion } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
-import { functionModelObjectKey, type ObjectStore } from '@nvcf/storage';
+import { functionModelArchiveKey, functionModelObjectKey, type ObjectStore } from '@nvcf/storage';
 import type { InferenceCore } from './inference-server/core-types.ts';
 
 /**
@@ -24,11 +25,24 @@ export function createFunctionModelLoader(deps: {
       if (deps.core.isModelReady(name)) return true;
       if (failed.has(name)) return false;
       try {
-        const object = await deps.objects.get(functionModelObjectKey(fv.versionId));
-        if (!object) throw new Error(`model object ${functionModelObjectKey(fv.versionId)} not found`);
-        const dir = join(deps.repository, name, '1');
-        await mkdir(dir, { recursive: true });
-        await writeFile(join(dir, 'model.onnx'), await buffer(object.body));
+        const modelDir = join(deps.repository, name);
+        const archive = await deps.objects.get(functionModelArchiveKey(fv.versionId));
+        if (archive) {
+          // The gateway checked the archive; the size bound only guards this worker's disk.
+          const files = archiveFilesFor(
+            readModelArchive(await buffer(archive.body), { maxBytes: 4 * 1024 ** 3 }),
+            name,
+          );
+          for (const [path, data] of files) {
+            await mkdir(dirname(join(modelDir, path)), { recursive: true });
+            await writeFile(join(modelDir, path), data);
+          }
+        } else {
+          const object = await deps.objects.get(functionModelObjectKey(fv.versionId));
+          if (!object) throw new Error(`model object ${functionModelObjectKey(fv.versionId)} not found`);
+          await mkdir(join(modelDir, '1'), { recursive: true });
+          await writeFile(join(modelDir, '1', 'model.onnx'), await buffer(object.body));
+        }
         await deps.core.loadModel(name);
         return true;
       } catch (err) {

@@ -85,6 +85,7 @@ export {
   type ValueSpec,
 } from './onnx/builder.ts';
 export { readOnnxSignature } from './onnx/onnx-signature.ts';
+export { archiveFilesFor, isZipArchive, type ModelArchive, readModelArchive } from './repository/model-archive.ts';
 export {
   compareModelVersions,
   type ModelVersionEntry,

@@ -1,8 +1,8 @@
 import { buffer } from 'node:stream/consumers';
-import { readOnnxSignature } from '@nvcf/models';
+import { isZipArchive, readModelArchive, readOnnxSignature } from '@nvcf/models';
 import { AppError } from '@nvcf/protocol';
 import { assetObjectKey, type FunctionVersion } from '@nvcf/queue';
-import { functionModelName, functionModelObjectKey, type ObjectStore } from '@nvcf/storage';
+import { functionModelArchiveKey, functionModelName, functionModelObjectKey, type ObjectStore } from '@nvcf/storage';
 import type { AssetService } from '../assets/index.ts';
 
 /** `asset://<assetId>` in `models[0].uri`. */
@@ -33,21 +33,37 @@ export async function modelFromAsset(
   const object = await deps.objects.get(assetObjectKey(assetId));
   if (!object) throw new AppError('NOT_FOUND', `NotFound error: failed to find asset ${assetId}`);
   const bytes = await buffer(object.body);
+  // A zipped model directory (config.pbtxt, <version>/model.onnx, labels) or a bare .onnx file.
+  const archive = isZipArchive(bytes) ? unpackOrRefuse(assetId, bytes, deps.maxModelBytes) : undefined;
+  const version = archive?.versions.at(-1) ?? '1';
+  const onnxBytes = archive ? (archive.files.get(`${version}/model.onnx`) as Buffer) : bytes;
   let signature: ReturnType<typeof readOnnxSignature>;
   try {
-    signature = readOnnxSignature(bytes);
+    signature = readOnnxSignature(onnxBytes);
   } catch (err) {
     throw new AppError(
       'INVALID_ARGUMENT',
       `Invalid request: asset '${assetId}' is not a usable ONNX model: ${(err as Error).message}`,
     );
   }
-  await deps.objects.put(functionModelObjectKey(versionId), bytes, { contentType: 'application/octet-stream' });
+  const key = archive ? functionModelArchiveKey(versionId) : functionModelObjectKey(versionId);
+  await deps.objects.put(key, bytes, { contentType: archive ? 'application/zip' : 'application/octet-stream' });
   return {
     name: functionModelName(versionId),
-    version: '1',
+    version,
     platform: 'onnxruntime_onnx',
     inputs: signature.inputs,
     outputs: signature.outputs,
   };
+}
+
+function unpackOrRefuse(assetId: string, bytes: Buffer, maxBytes: number) {
+  try {
+    return readModelArchive(bytes, { maxBytes });
+  } catch (err) {
+    throw new AppError(
+      'INVALID_ARGUMENT',
+      `Invalid request: asset '${assetId}' is not a usable model archive: ${(err as Error).message}`,
+    );
+  }
 }

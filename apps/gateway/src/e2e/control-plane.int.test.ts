@@ -1,5 +1,6 @@
-import { buildSimpleModel } from '@nvcf/models';
+import { buildClassifierModel, buildSimpleModel, CLASSIFIER_CONFIG_PBTXT, CLASSIFIER_LABELS } from '@nvcf/models';
 import { createApiKeyStore, createKeys } from '@nvcf/queue';
+import AdmZip from 'adm-zip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
 import { createHarness, gfetch, type Harness, pexec, simpleRequest } from './harness.ts';
@@ -200,6 +201,32 @@ describe('functions and deployments', () => {
     expect(res.status).toBe(200);
     const out = (await res.json()) as { model_name: string; outputs: { name: string; data: number[] }[] };
     expect(out.outputs.find((o) => o.name === 'OUTPUT1')?.data[0]).toBe(-1);
+
+    // A zipped model directory: its config and labels come along (classification answers with labels).
+    const zip = new AdmZip();
+    zip.addFile('classifier/config.pbtxt', Buffer.from(CLASSIFIER_CONFIG_PBTXT));
+    zip.addFile('classifier/labels.txt', Buffer.from(CLASSIFIER_LABELS.join('\n')));
+    zip.addFile('classifier/1/model.onnx', Buffer.from(buildClassifierModel()));
+    const archiveId = await upload(zip.toBuffer());
+    const archived = await json(
+      'POST',
+      '/v2/nvcf/functions',
+      createBody({ name: 'zipped-classifier', models: [{ name: 'c', version: '1', uri: `asset://${archiveId}` }] }),
+    );
+    expect(archived.status).toBe(200);
+    const zfn = ((await archived.json()) as { function: Fn }).function;
+    expect(
+      (await json('POST', `/v2/nvcf/deployments/functions/${zfn.id}/versions/${zfn.versionId}`, deployBody())).status,
+    ).toBe(200);
+    await until(async () => (await statusOf(zfn.id, zfn.versionId)) === 'ACTIVE', 'the archived model to be served');
+    const classified = await pexec(gw.url, `/v2/nvcf/pexec/functions/${zfn.id}`, {
+      inputs: [{ name: 'INPUT', datatype: 'FP32', shape: [1, 784], data: Array(784).fill(0.5) }],
+      outputs: [{ name: 'PROBABILITIES', parameters: { classification: 2 } }],
+    });
+    expect(classified.status).toBe(200);
+    const labels = ((await classified.json()) as { outputs: { data: string[] }[] }).outputs[0]?.data ?? [];
+    expect(labels).toHaveLength(2);
+    for (const l of labels) expect(l).toMatch(/^\d\.\d{6}:\d:[a-z]+$/);
     await worker.close();
   });
 
