@@ -114,6 +114,17 @@ describe('decodeInferResponse', () => {
   });
 });
 
+describe('hostile parameter names', () => {
+  it('drops a `__proto__` parameter instead of letting it reach any prototype', () => {
+    const decoded = decodeInferResponse(
+      '{"model_name":"m","model_version":"1","parameters":{"__proto__":{"polluted":1},"x":1},"outputs":[]}',
+    );
+    expect(decoded.parameters).toEqual({ x: 1 });
+    expect(Object.hasOwn(decoded.parameters ?? {}, '__proto__')).toBe(false);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
 describe('JSON response round trip', () => {
   it('decodeInferResponse(encodeInferResponse(res)) equals res for every JSON datatype', () => {
     const responseArb = fc.record(
@@ -121,7 +132,11 @@ describe('JSON response round trip', () => {
         model_name: fc.string({ minLength: 1 }),
         model_version: fc.stringMatching(/^[0-9]{1,3}$/),
         id: fc.string(),
-        parameters: fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.integer(), fc.boolean())),
+        // `__proto__` is never a parameter: decoding drops it (see the prototype-pollution test below).
+        parameters: fc.dictionary(
+          fc.string().filter((k) => k !== '__proto__'),
+          fc.oneof(fc.string(), fc.integer(), fc.boolean()),
+        ),
         outputs: fc.array(tensorArb, { maxLength: 4 }),
       },
       { requiredKeys: ['model_name', 'model_version', 'outputs'] },
