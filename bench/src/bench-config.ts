@@ -1,6 +1,7 @@
 /**
  * The sections one run can measure (`BENCH_SECTIONS`, default both):
- *   pexec   the invocation path (gateway → Redis → worker) beside inproc and the bare BullMQ round trip,
+ *   pexec   the invocation path (gateway → Redis → worker) over HTTP pexec and gateway gRPC ModelInfer,
+ *           beside inproc and the bare BullMQ round trip,
  *   kserve  the worker's own KServe V2 surfaces (HTTP JSON, HTTP binary, gRPC) beside a bare HTTP echo.
  */
 export const SECTIONS = ['pexec', 'kserve'] as const;
@@ -17,7 +18,10 @@ export interface BenchConfig {
   models: string[];
   /** LOG_LEVEL of the gateway and worker children: the product default is `info` (one access line per request). */
   childLogLevel: string;
-  /** NVCF-POLL-SECONDS sent with each pexec: a request not answered 200 within it counts as an error. */
+  /**
+   * NVCF-POLL-SECONDS sent with each pexec, and the deadline of each gateway gRPC ModelInfer: a request not
+   * answered within it counts as an error.
+   */
   pollSeconds: number;
   /** The kserve section's concurrencies and window: direct calls are fast, so a shorter window suffices. */
   kserveConcurrencies: number[];

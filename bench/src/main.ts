@@ -1,8 +1,8 @@
 /**
  * `pnpm bench`: requests/s and latency of the product, each figure beside a baseline measured in the same
  * run, on one private redis-server. Two sections (BENCH_SECTIONS, default both):
- *   pexec   inproc / pexec / bullmq-floor: the invocation path through gateway, Redis and worker
- *           (pexec-section.ts);
+ *   pexec   inproc / pexec / grpc-invoke / bullmq-floor: the invocation path through gateway, Redis and
+ *           worker, over HTTP pexec and the gateway's gRPC port (pexec-section.ts);
  *   kserve  the worker's KServe V2 HTTP JSON, HTTP binary and gRPC infer beside a bare Hono echo of the
  *           same sizes (kserve-section.ts).
  * Prints a table per section and writes bench/results/<timestamp>.json and bench/results/latest.json.

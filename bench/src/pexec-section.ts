@@ -25,6 +25,8 @@ export interface PexecSectionOptions {
  * The invocation path against two baselines measured in the same run:
  *   inproc        LoadedModel.run in this process (inference alone),
  *   pexec         HTTP pexec → gateway process → Redis → one worker process → result (the product),
+ *   grpc-invoke   ModelInfer on the gateway's gRPC port (metadata `function-id`), same function, same
+ *                 stack, right after pexec: the product's other invocation path,
  *   bullmq-floor  a bare BullMQ add → no-op Worker process → QueueEvents completion (the queue alone).
  */
 export async function runPexecSection(
@@ -45,15 +47,20 @@ export async function runPexecSection(
       logLevel: config.childLogLevel,
       workerConcurrency: PEXEC_WORKER_CONCURRENCY,
       maxSockets: maxConcurrency,
+      pollSeconds: config.pollSeconds,
     });
     cleanups.push(() => stack.close());
+    await stack.grpc.open(config.concurrencies, 30_000);
     const floor = await startBullmqFloor({
       redisUrl: opts.redisUrl,
       concurrency: NOOP_WORKER_CONCURRENCY,
       maxInFlight: maxConcurrency,
     });
     cleanups.push(() => floor.close());
-    for (const p of payloads) await checkPexecAnswer(stack.client, p, config.pollSeconds);
+    for (const p of payloads) {
+      await checkPexecAnswer(stack.client, p, config.pollSeconds);
+      await stack.grpc.check(p);
+    }
 
     const cpu = createCpuProbe({
       bench: process.pid,
@@ -62,16 +69,17 @@ export async function runPexecSection(
       'noop-worker': floor.worker.pid,
       ...opts.pids,
     });
-    const calls = (p: Payload): Record<Mode, Call> => ({
+    const calls = (p: Payload, concurrency: number): Record<Mode, Call> => ({
       inproc: inprocCall(inproc.model(p.model), p),
       pexec: pexecCall(stack.client, p, config.pollSeconds),
+      'grpc-invoke': stack.grpc.call(p, concurrency),
       'bullmq-floor': floor.call(p),
     });
 
     const runs: RunRecord[] = [];
     for (const payload of payloads) {
-      const call = calls(payload);
       for (const concurrency of config.concurrencies) {
+        const call = calls(payload, concurrency);
         for (const mode of MODES) {
           let cpuPercent: Record<string, number> = {};
           // A child that died mid-run turns into an error here rather than a table of timeouts.

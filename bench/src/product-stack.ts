@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '@nvcf/testing';
 import { modelFunctionId } from '@nvcf/worker';
+import { createGatewayGrpcClient, type GatewayGrpcClient } from './gateway-grpc-client.ts';
 import { createHttpClient, type HttpClient } from './http-client.ts';
 import type { Call } from './load-driver.ts';
 import { type NodeChild, spawnNode } from './node-child.ts';
@@ -20,14 +21,20 @@ export interface ProductStackOptions {
   workerConcurrency: number;
   /** Keep-alive connections the client may open: at least the highest concurrency driven. */
   maxSockets: number;
+  /** The gRPC client's per-call deadline, as pexec's NVCF-POLL-SECONDS. */
+  pollSeconds: number;
 }
 
 /** The product as deployed: a gateway process and one worker process sharing one Redis. */
 export interface ProductStack {
   url: string;
+  /** host:port of the gateway's gRPC port (inference.GRPCInferenceService, routed by `function-id`). */
+  grpcAddress: string;
   gateway: NodeChild;
   worker: NodeChild;
   client: HttpClient;
+  /** ModelInfer through the gateway's gRPC port with the same key; its channels open on `open()`. */
+  grpc: GatewayGrpcClient;
   close(): Promise<void>;
 }
 
@@ -37,8 +44,9 @@ export async function startProductStack(opts: ProductStackOptions): Promise<Prod
     NVCF_KEY_PREFIX: opts.keyPrefix,
     LOG_LEVEL: opts.logLevel,
   };
-  const port = await freePort();
+  const [port, grpcPort] = [await freePort(), await freePort()];
   const url = `http://127.0.0.1:${port}`;
+  const grpcAddress = `127.0.0.1:${grpcPort}`;
   // Every gateway route but /health wants a credential: the gateway creates this key with every scope at start.
   const adminKey = `nvapi-bench-${randomBytes(24).toString('hex')}`;
   const gateway = spawnNode(
@@ -48,7 +56,7 @@ export async function startProductStack(opts: ProductStackOptions): Promise<Prod
       ...shared,
       GATEWAY_HOST: '127.0.0.1',
       GATEWAY_PORT: String(port),
-      GATEWAY_GRPC_PORT: '-1',
+      GATEWAY_GRPC_PORT: String(grpcPort),
       NVCF_BOOTSTRAP_ADMIN_KEY: adminKey,
     },
     join(tmpdir(), `nvcf-bench-gateway-${port}.log`),
@@ -71,7 +79,9 @@ export async function startProductStack(opts: ProductStackOptions): Promise<Prod
     join(tmpdir(), `nvcf-bench-worker-${port}.log`),
   );
   const client = createHttpClient(url, opts.maxSockets, { authorization: `Bearer ${adminKey}` });
+  const grpc = createGatewayGrpcClient({ address: grpcAddress, apiKey: adminKey, deadlineSeconds: opts.pollSeconds });
   const close = async () => {
+    grpc.close();
     client.close();
     await Promise.all([gateway.stop(), worker.stop()]);
   };
@@ -82,7 +92,7 @@ export async function startProductStack(opts: ProductStackOptions): Promise<Prod
     await close();
     throw err;
   }
-  return { url, gateway, worker, client, close };
+  return { url, grpcAddress, gateway, worker, client, grpc, close };
 }
 
 /** Polls `GET /v2/nvcf/functions` until every function is ACTIVE (its worker loaded it and heartbeats). */

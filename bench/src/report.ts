@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { KserveReport } from './kserve-report.ts';
 import type { LoadResult } from './load-driver.ts';
 
-export const MODES = ['inproc', 'pexec', 'bullmq-floor'] as const;
+/** In the order each (model, concurrency) runs them: grpc-invoke right after pexec, on the same stack. */
+export const MODES = ['inproc', 'pexec', 'grpc-invoke', 'bullmq-floor'] as const;
 export type Mode = (typeof MODES)[number];
 
 export interface RunRecord extends LoadResult {
@@ -20,6 +21,10 @@ export interface Comparison {
   pexecFloorThroughput: number;
   /** pexec p50 / floor p50. */
   pexecFloorP50: number;
+  /** grpc-invoke rps / pexec rps: above 1, ModelInfer through the gateway's gRPC port outruns pexec. */
+  grpcPexecThroughput?: number;
+  /** grpc-invoke p50 / pexec p50. */
+  grpcPexecP50?: number;
 }
 
 export interface BenchReport {
@@ -36,15 +41,17 @@ export interface BenchReport {
 export function compare(runs: RunRecord[]): Comparison[] {
   const out: Comparison[] = [];
   for (const pexec of runs.filter((r) => r.mode === 'pexec')) {
-    const floor = runs.find(
-      (r) => r.mode === 'bullmq-floor' && r.model === pexec.model && r.concurrency === pexec.concurrency,
-    );
+    const find = (mode: Mode) =>
+      runs.find((r) => r.mode === mode && r.model === pexec.model && r.concurrency === pexec.concurrency);
+    const floor = find('bullmq-floor');
     if (!floor) continue;
+    const grpc = find('grpc-invoke');
     out.push({
       model: pexec.model,
       concurrency: pexec.concurrency,
       pexecFloorThroughput: pexec.rps / floor.rps,
       pexecFloorP50: pexec.p50Ms / floor.p50Ms,
+      ...(grpc ? { grpcPexecThroughput: grpc.rps / pexec.rps, grpcPexecP50: grpc.p50Ms / pexec.p50Ms } : {}),
     });
   }
   return out;
@@ -63,14 +70,14 @@ export function renderTable(header: string[], rows: string[][], leftColumns: num
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-/** The main table: one row per model and concurrency, the three modes side by side, then the ratios. */
+/** The main table: one row per model and concurrency, the four modes side by side, then the ratios. */
 export function formatTable(report: BenchReport): string {
   const keys = [...new Set(report.runs.map((r) => `${r.model}\u0000${r.concurrency}`))];
   const rows = keys.map((k) => {
     const [model, c] = k.split('\u0000') as [string, string];
     const get = (mode: Mode) =>
       report.runs.find((r) => r.model === model && r.concurrency === Number(c) && r.mode === mode);
-    const [a, b, f] = [get('inproc'), get('pexec'), get('bullmq-floor')];
+    const [a, b, g, f] = [get('inproc'), get('pexec'), get('grpc-invoke'), get('bullmq-floor')];
     const cmp = report.comparisons.find((x) => x.model === model && x.concurrency === Number(c));
     return [
       model,
@@ -82,12 +89,18 @@ export function formatTable(report: BenchReport): string {
       ms(b?.p50Ms),
       ms(b?.p99Ms),
       String(b?.errors ?? '-'),
+      rps(g?.rps),
+      ms(g?.p50Ms),
+      ms(g?.p99Ms),
+      String(g?.errors ?? '-'),
       rps(f?.rps),
       ms(f?.p50Ms),
       ms(f?.p99Ms),
       String(f?.errors ?? '-'),
       fmt(cmp?.pexecFloorThroughput),
       fmt(cmp?.pexecFloorP50),
+      fmt(cmp?.grpcPexecThroughput),
+      fmt(cmp?.grpcPexecP50),
     ];
   });
   const header = [
@@ -100,12 +113,18 @@ export function formatTable(report: BenchReport): string {
     'p50 ms',
     'p99 ms',
     'err',
+    'grpc-invoke rps',
+    'p50 ms',
+    'p99 ms',
+    'err',
     'floor rps',
     'p50 ms',
     'p99 ms',
     'err',
     'pexec/floor rps',
     'pexec/floor p50',
+    'grpc/pexec rps',
+    'grpc/pexec p50',
   ];
   return renderTable(header, rows, 2);
 }

@@ -1,0 +1,110 @@
+import { type Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
+import { modelFunctionId } from '@nvcf/worker';
+import { checkOutputs, type GrpcInferResponse, grpcOutputs, kserveRequests } from './kserve-requests.ts';
+import type { Call } from './load-driver.ts';
+import type { Payload } from './payloads.ts';
+
+type Callback = (err: ServiceError | null, res: unknown) => void;
+type ModelInferFn = (req: object, metadata: Metadata, options: { deadline?: number }, cb: Callback) => unknown;
+
+export interface GatewayGrpcClientOptions {
+  /** host:port of the gateway's gRPC port. */
+  address: string;
+  /** Sent as `authorization: Bearer <key>` with every call. */
+  apiKey: string;
+  /** Each call's deadline, as pexec's NVCF-POLL-SECONDS: a call not answered within it is an error. */
+  deadlineSeconds: number;
+}
+
+/**
+ * ModelInfer through the gateway's gRPC port (nvcf-api.md §14), as the seed's client calls it: a
+ * GRPCInferenceService stub on one channel, every call with metadata `function-id` and `authorization`,
+ * inputs in `raw_input_contents`. One channel per concurrency level, opened once and reused for every call
+ * at that level; each channel keeps its own HTTP/2 connection (a local subchannel pool) so one level's
+ * connection never carries another's calls.
+ */
+export interface GatewayGrpcClient {
+  /** Opens (and connects) the channel of each concurrency level up front, so no window pays for it. */
+  open(concurrencies: number[], timeoutMs: number): Promise<void>;
+  /** One ModelInfer of the payload's function on the channel of `concurrency`; any gRPC error throws. */
+  call(payload: Payload, concurrency: number): Call;
+  /** Sends the payload once on every open channel and checks the outputs' values. */
+  check(payload: Payload): Promise<void>;
+  close(): void;
+}
+
+export function createGatewayGrpcClient(opts: GatewayGrpcClientOptions): GatewayGrpcClient {
+  const { GRPCInferenceService } = loadKserveClients();
+  const channels = new Map<number, Client>();
+  const channel = (concurrency: number): Client => {
+    let client = channels.get(concurrency);
+    if (!client) {
+      client = new GRPCInferenceService(opts.address, credentials.createInsecure(), {
+        'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+        'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+        'grpc.use_local_subchannel_pool': 1,
+      });
+      channels.set(concurrency, client);
+    }
+    return client;
+  };
+  // Built once per payload: the request message and the metadata (cloned per call: a call may add to it).
+  const prepared = new Map<string, { request: object; metadata: Metadata }>();
+  const prepare = (payload: Payload) => {
+    let p = prepared.get(payload.model);
+    if (!p) {
+      const metadata = new Metadata();
+      metadata.set('function-id', modelFunctionId(payload.model));
+      metadata.set('authorization', `Bearer ${opts.apiKey}`);
+      p = { request: kserveRequests(payload).grpc, metadata };
+      prepared.set(payload.model, p);
+    }
+    return p;
+  };
+  const modelInfer = (client: Client, payload: Payload) => {
+    const { request, metadata } = prepare(payload);
+    const deadline = Date.now() + opts.deadlineSeconds * 1000;
+    return new Promise<GrpcInferResponse>((resolve, reject) => {
+      (client as unknown as { ModelInfer: ModelInferFn }).ModelInfer(
+        request,
+        metadata.clone(),
+        { deadline },
+        (err, res) => (err ? reject(err) : resolve(res as GrpcInferResponse)),
+      );
+    });
+  };
+
+  return {
+    async open(concurrencies, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      await Promise.all(
+        concurrencies.map(
+          (c) =>
+            new Promise<void>((resolve, reject) => {
+              channel(c).waitForReady(deadline, (err) =>
+                err ? reject(new Error(`gateway gRPC ${opts.address}: ${err.message}`)) : resolve(),
+              );
+            }),
+        ),
+      );
+    },
+    call(payload, concurrency) {
+      const client = channel(concurrency);
+      prepare(payload);
+      return async () => {
+        const res = await modelInfer(client, payload);
+        if (res.raw_output_contents.length !== res.outputs.length) throw new Error('outputs not all raw');
+      };
+    },
+    async check(payload) {
+      for (const [c, client] of channels) {
+        checkOutputs(payload, grpcOutputs(await modelInfer(client, payload)), `gateway gRPC (c=${c} channel)`);
+      }
+    },
+    close() {
+      for (const client of channels.values()) client.close();
+      channels.clear();
+    },
+  };
+}
