@@ -5,7 +5,6 @@ import type { RunningWorker } from '@nvcf/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, createHarness, fnId, gfetch, type Harness, verId } from '../e2e/harness.ts';
 import type { RunningGateway } from '../server.ts';
-import { startGatewayGrpcServer } from './gateway-grpc-server.ts';
 import {
   type GatewayGrpcFixture,
   type GrpcClient,
@@ -26,8 +25,8 @@ let keys: { listOnly: string; classifierOnly: string };
 beforeAll(async () => {
   h = await createHarness();
   worker = await h.worker();
-  http = await h.gateway();
   fx = await startGatewayGrpcFixture(h);
+  http = fx.gateway;
   grpc = fx.client;
   const store = createApiKeyStore(h.redis, createKeys(h.keyPrefix));
   keys = {
@@ -38,7 +37,7 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
-  await fx?.close();
+  fx?.close();
   await h?.close();
 });
 
@@ -308,19 +307,18 @@ describe('errors map to gRPC codes', () => {
 
 describe('back-pressure', () => {
   it("over the credential's rate limit → RESOURCE_EXHAUSTED with retry-after in the trailers", async () => {
-    const limited = { ...fx.deps, limiter: { take: async () => ({ ok: false, retryAfterSeconds: 7 }) } };
-    const server = await startGatewayGrpcServer(limited, { host: '127.0.0.1', port: 0 });
-    const client = grpcClient(`127.0.0.1:${server.port}`);
-    try {
-      const { error } = await client.fail('ModelInfer', rawSimple(), { metadata: meta() });
-      expect(error.code).toBe(status.RESOURCE_EXHAUSTED);
-      expect(error.metadata.get('retry-after')).toEqual(['7']);
-      // The metadata RPCs are not counted.
-      expect((await client.call('ServerReady', {}, { metadata: meta() })).response).toEqual({ ready: true });
-    } finally {
-      client.close();
-      await server.close();
-    }
+    // A gateway allowing one invocation per minute: the second is refused until the window ends.
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 57_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
+    const { client } = await fx.startServer({ RATE_LIMIT_PER_MINUTE: '1' });
+    await client.call('ModelInfer', rawSimple(), { metadata: meta() });
+    const { error } = await client.fail('ModelInfer', rawSimple(), { metadata: meta() });
+    expect(error.code).toBe(status.RESOURCE_EXHAUSTED);
+    const after = Number(error.metadata.get('retry-after')[0]);
+    expect(after).toBeGreaterThanOrEqual(1);
+    expect(after).toBeLessThanOrEqual(61);
+    // The metadata RPCs are not counted.
+    expect((await client.call('ServerReady', {}, { metadata: meta() })).response).toEqual({ ready: true });
   });
 });
 
@@ -335,7 +333,7 @@ describe('deadlines (no worker left)', () => {
   });
 
   it('without a deadline, the wait ends at the default window: DEADLINE_EXCEEDED, the result fetchable over HTTP later', async () => {
-    const { client } = await fx.startServer({ defaultTimeoutSeconds: 1 });
+    const { client } = await fx.startServer({ DEFAULT_POLL_SECONDS: '1' });
     const { error, metadata } = await client.fail('ModelInfer', rawSimple({ id: 'later' }), { metadata: meta() });
     expect(error.code).toBe(status.DEADLINE_EXCEEDED);
     expect(error.details).toContain('did not complete within 1 s');

@@ -1,35 +1,11 @@
 /**
- * Test helper (only *.int.test.ts import it): the gateway's objects built over a harness's Redis the way
- * server.ts builds them, the gRPC port over them, and clients generated from the project's .proto files.
+ * Test helper (only *.int.test.ts import it): real gateways from the e2e harness, their gRPC ports, and
+ * clients generated from the project's .proto files.
  */
 import { type Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
-import { SCOPES } from '@nvcf/protocol';
-import {
-  createApiKeyStore,
-  createCompletionWaiter,
-  createFunctionRegistry,
-  createInvocationProducer,
-  createKeys,
-  createRateLimiter,
-  createRedis,
-  createRequestStore,
-} from '@nvcf/queue';
-import { createLogger } from '@nvcf/service-kit';
-import { v4 as uuidv4 } from 'uuid';
-import { createAuthenticator } from '../auth/authenticator.ts';
-import { GatewayEnv, toGatewayConfig } from '../config.ts';
 import type { Harness } from '../e2e/harness.ts';
-import { ADMIN_KEY } from '../e2e/harness.ts';
-import { createFunctionResolver } from '../invocation/function-resolver.ts';
-import { createInvocationService } from '../invocation/invocation-service.ts';
-import { createQueueGuard } from '../invocation/queue-guard.ts';
-import {
-  type GatewayGrpcServer,
-  type GatewayGrpcServerOptions,
-  startGatewayGrpcServer,
-} from './gateway-grpc-server.ts';
-import type { GatewayGrpcDeps } from './gateway-grpc-service.ts';
+import type { RunningGateway } from '../server.ts';
 
 type Callback = (err: ServiceError | null, res: unknown) => void;
 type UnaryMethod = (
@@ -67,14 +43,13 @@ export interface GrpcClient {
 }
 
 export interface GatewayGrpcFixture {
-  deps: GatewayGrpcDeps;
-  server: GatewayGrpcServer;
+  gateway: RunningGateway;
   address: string;
   /** One channel for the whole file, as the seed's client keeps one. */
   client: GrpcClient;
-  /** Another gRPC port over the same deps (other options). */
-  startServer(opts?: Partial<GatewayGrpcServerOptions>): Promise<{ server: GatewayGrpcServer; client: GrpcClient }>;
-  close(): Promise<void>;
+  /** Another gateway (its own gRPC port) over the same Redis, with more settings (gateway env names). */
+  startServer(env?: Record<string, string>): Promise<{ gateway: RunningGateway; client: GrpcClient }>;
+  close(): void;
 }
 
 export const CLIENT_OPTIONS = {
@@ -82,63 +57,26 @@ export const CLIENT_OPTIONS = {
   'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
 };
 
+/** Real gateways from the harness (their gRPC ports included) and a client per gateway. */
 export async function startGatewayGrpcFixture(
   h: Harness,
   env: Record<string, string> = {},
-  opts: Partial<GatewayGrpcServerOptions> = {},
 ): Promise<GatewayGrpcFixture> {
-  const config = toGatewayConfig(GatewayEnv.parse({ ...h.env, ...env }));
-  const logger = createLogger({ name: 'gateway-grpc-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const keys = createKeys(config.keyPrefix);
-  const redis = createRedis(config.redisUrl, { name: 'gateway' });
-  const subscriber = createRedis(config.redisUrl, { blocking: true, name: 'gateway-sub' });
-  const completions = createCompletionWaiter(subscriber, keys, uuidv4());
-  await completions.start();
-  const registry = createFunctionRegistry(redis, keys);
-  const store = createRequestStore(redis, keys, { ttlSeconds: config.requestTtlSeconds });
-  const producer = createInvocationProducer(redis, keys, {
-    keepFinishedSeconds: config.requestTtlSeconds,
-    attempts: config.jobAttempts,
-  });
-  const functions = createFunctionResolver(registry, { cacheMs: config.functionCacheMs });
-  const invocations = createInvocationService({
-    functions,
-    queueGuard: createQueueGuard(producer, { maxDepth: config.maxQueueDepth, cacheMs: 250 }),
-    store,
-    producer,
-    completions,
-    maxInlineResultBytes: config.maxInlineResultBytes,
-    onBackgroundError: (err, requestId) => logger.warn({ err, requestId }, 'marking an inline result delivered failed'),
-  });
-  const keyStore = createApiKeyStore(redis, keys);
-  await keyStore.create({ name: 'bootstrap-admin', scopes: [...SCOPES], secret: ADMIN_KEY });
-  const auth = createAuthenticator({ keyStore, cacheMs: config.authCacheMs });
-  const limiter = createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 });
-  const deps: GatewayGrpcDeps = { auth, functions, invocations, limiter, logger };
-
-  const servers: GatewayGrpcServer[] = [];
   const clients: GrpcClient[] = [];
-  const startServer = async (more: Partial<GatewayGrpcServerOptions> = {}) => {
-    const server = await startGatewayGrpcServer(deps, { host: '127.0.0.1', port: 0, ...opts, ...more });
-    servers.push(server);
-    const client = grpcClient(`127.0.0.1:${server.port}`);
+  const startServer = async (more: Record<string, string> = {}) => {
+    const gateway = await h.gateway({ ...env, ...more });
+    const client = grpcClient(`127.0.0.1:${gateway.grpcPort}`);
     clients.push(client);
-    return { server, client };
+    return { gateway, client };
   };
-  const { server, client } = await startServer();
+  const { gateway, client } = await startServer();
   return {
-    deps,
-    server,
-    address: `127.0.0.1:${server.port}`,
+    gateway,
+    address: `127.0.0.1:${gateway.grpcPort}`,
     client,
     startServer,
-    async close() {
+    close() {
       for (const c of clients) c.close();
-      await Promise.all(servers.map((s) => s.close()));
-      await completions.close();
-      await producer.close();
-      redis.disconnect();
-      subscriber.disconnect();
     },
   };
 }
