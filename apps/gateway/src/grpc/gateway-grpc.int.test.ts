@@ -8,7 +8,6 @@ import type { RunningGateway } from '../server.ts';
 import {
   type GatewayGrpcFixture,
   type GrpcClient,
-  grpcClient,
   int32Bytes,
   int32sOf,
   parseBytesElements,
