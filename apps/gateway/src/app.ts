@@ -9,6 +9,7 @@ import type { FunctionService } from './control/function-service.ts';
 import { errorToProblem, problemResponse } from './http/problem-response.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import type { InvocationService } from './invocation/invocation-service.ts';
+import type { ResultLinks } from './results/result-links.ts';
 import { deploymentRoutes } from './routes/deployment-routes.ts';
 import { execRoutes } from './routes/exec-routes.ts';
 import { functionRoutes } from './routes/function-routes.ts';
@@ -28,6 +29,7 @@ export interface GatewayAppDeps {
   invocations: InvocationService;
   auth: Authenticator;
   assets: AssetService;
+  results: ResultLinks;
   maxBodyBytes: number;
   defaultPollSeconds: number;
 }
@@ -47,8 +49,10 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   app.route('/', functionRoutes(deps.registry, deps.functions, deps.auth));
   app.route('/', deploymentRoutes(deps.registry, deps.functions, deps.auth, deps.keys));
   const limit = rateLimit(deps.limiter);
-  app.route('/', pexecRoutes(deps.invocations, deps.auth, { ...deps, limit }));
-  app.route('/', execRoutes(deps.invocations, deps.auth, { maxBodyBytes: deps.maxBodyBytes, limit }));
+  const resultUrl = (id: string, origin: string) => deps.results.url(id, origin);
+  app.route('/', pexecRoutes(deps.invocations, deps.auth, { ...deps, limit, resultUrl }));
+  app.route('/', execRoutes(deps.invocations, deps.auth, { maxBodyBytes: deps.maxBodyBytes, limit, resultUrl }));
+  app.route('/', deps.results.routes());
   app.route('/', queueRoutes(deps));
   app.route('/', assetRoutes(deps));
   app.notFound((c) => problemResponse(404, `No route for ${c.req.method} ${c.req.path}`, { instance: c.req.path }));

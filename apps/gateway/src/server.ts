@@ -11,6 +11,8 @@ import {
   createRateLimiter,
   createRedis,
   createRequestStore,
+  createResultObjectIndex,
+  resultObjectKey,
 } from '@nvcf/queue';
 import { createLogger, type Logger } from '@nvcf/service-kit';
 import { createLocalDirStore } from '@nvcf/storage';
@@ -24,6 +26,7 @@ import { startGatewayGrpcServer } from './grpc/index.ts';
 import { createFunctionResolver } from './invocation/function-resolver.ts';
 import { createInvocationService } from './invocation/invocation-service.ts';
 import { createQueueGuard } from './invocation/queue-guard.ts';
+import { createResultLinks } from './results/result-links.ts';
 
 export interface RunningGateway {
   url: string;
@@ -68,10 +71,26 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     ...(config.jwtSecret ? { jwtSecret: config.jwtSecret } : {}),
   });
   const objects = createLocalDirStore(config.assetStoreDir);
+  const signingSecret = urlSigningSecret(config.urlSigningSecret, (msg) => log.warn(msg));
+  const results = createResultLinks({
+    objects,
+    signingSecret,
+    objectKey: resultObjectKey,
+    ...(config.publicBaseUrl ? { publicBaseUrl: config.publicBaseUrl } : {}),
+  });
+  // Stored large results are deleted once their time is up (any gateway may do it).
+  const resultIndex = createResultObjectIndex(redis, keys);
+  const resultSweeper = setInterval(() => {
+    resultIndex
+      .takeExpired(100)
+      .then((due) => Promise.all(due.map((key) => objects.delete(key))))
+      .catch((err: unknown) => log.warn({ err }, 'reclaiming expired results failed'));
+  }, 60_000);
+  resultSweeper.unref();
   const assets = createAssetService({
     store: createAssetStore(redis, keys, { ttlSeconds: config.assetTtlSeconds }),
     objects,
-    signingSecret: urlSigningSecret(config.urlSigningSecret, (msg) => log.warn(msg)),
+    signingSecret,
     ncaId: config.ncaId,
     maxBytes: config.assetMaxBytes,
     ...(config.publicBaseUrl ? { publicBaseUrl: config.publicBaseUrl } : {}),
@@ -80,6 +99,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const limiter = createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 });
   const app = createGatewayApp({
     auth,
+    results,
     assets,
     keys,
     functions: createFunctionService(registry, {
@@ -125,6 +145,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     async close() {
       // gRPC first: new calls are refused at once; waiting ones end when the completion waiter closes.
       assetSweeper.stop();
+      clearInterval(resultSweeper);
       const grpcClosed = grpc?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -12,6 +12,8 @@ export const WorkerEnv = z.object({
   ...sharedEnv,
   MODEL_REPOSITORY: envString('./model-repository'),
   ASSET_STORE_DIR: envString('./.data/assets'),
+  MAX_DIRECT_RESULT_BYTES: envInt(5 * 1024 * 1024, 1),
+  RESULT_OBJECT_TTL_SECONDS: envInt(24 * 60 * 60, 60),
   WORKER_ID: envString(''),
   WORKER_CONCURRENCY: envInt(4, 1, 1024),
   ORT_EXECUTION_PROVIDERS: providerList,
@@ -43,6 +45,9 @@ export interface WorkerConfig {
   modelRepository: string;
   /** The object store the gateway keeps function models in (shared). */
   assetStoreDir: string;
+  /** Larger results are stored and answered with a 302 (NVCF: 5 MiB). */
+  maxDirectResultBytes: number;
+  resultObjectTtlSeconds: number;
   workerId: string;
   concurrency: number;
   executionProviders: string[];
@@ -76,6 +81,8 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     logLevel: env.LOG_LEVEL,
     modelRepository: env.MODEL_REPOSITORY,
     assetStoreDir: env.ASSET_STORE_DIR,
+    maxDirectResultBytes: env.MAX_DIRECT_RESULT_BYTES,
+    resultObjectTtlSeconds: env.RESULT_OBJECT_TTL_SECONDS,
     workerId: env.WORKER_ID || `worker-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
     concurrency: env.WORKER_CONCURRENCY,
     executionProviders: env.ORT_EXECUTION_PROVIDERS,

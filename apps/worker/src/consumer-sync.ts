@@ -13,7 +13,7 @@ import type { WorkerConfig } from './config.ts';
 import type { createFunctionModelLoader } from './function-models.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
 import type { InferenceCore } from './inference-server/core-types.ts';
-import { createInvocationProcessor } from './invocation-processor.ts';
+import { createInvocationProcessor, type ProcessorDeps } from './invocation-processor.ts';
 
 export interface ConsumerSync {
   /** Function version ids consumed right now. */
@@ -33,6 +33,7 @@ export interface ConsumerSyncDeps {
   config: WorkerConfig;
   log: Logger;
   functionModels: ReturnType<typeof createFunctionModelLoader>;
+  largeResults: ProcessorDeps['largeResults'];
 }
 
 const modelKey = (name: string, version: string) => `${name}\u0000${version}`;
@@ -54,6 +55,7 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
       model: { name: fv.model.name, version: fv.model.version },
       logger: log,
       maxTensorElements: config.maxTensorElements,
+      largeResults: deps.largeResults,
     });
     const consumer = createInvocationConsumer(deps.connection, deps.keys, fv.versionId, processor, {
       concurrency,

@@ -12,6 +12,8 @@ export interface ProcessorDeps {
   model: ModelRef;
   logger: Logger;
   maxTensorElements: number;
+  /** Moves a result over the direct limit to the object store (answered with a 302). */
+  largeResults: { settle(requestId: string, result: InvocationResult): Promise<InvocationResult> };
 }
 
 /**
@@ -57,6 +59,8 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
         );
       }
     }
+    // A caller that cannot follow a 302 (gRPC) gets every result direct.
+    if (!job.directOnly) result = await deps.largeResults.settle(job.requestId, result);
     const stored = await store.complete(job.requestId, result, job.reply);
     log.debug({ status: result.status, ms: Math.round(performance.now() - started), stored }, 'job done');
   };

@@ -1,5 +1,11 @@
 import { basename, resolve } from 'node:path';
-import { createFunctionRegistry, createKeys, createRedis, createRequestStore } from '@nvcf/queue';
+import {
+  createFunctionRegistry,
+  createKeys,
+  createRedis,
+  createRequestStore,
+  createResultObjectIndex,
+} from '@nvcf/queue';
 import { createLogger, type Logger } from '@nvcf/service-kit';
 import { createLocalDirStore } from '@nvcf/storage';
 import type { WorkerConfig } from './config.ts';
@@ -9,6 +15,7 @@ import { startKserveGrpcServer } from './grpc/index.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { startKserveHttpServer } from './http/kserve-server.ts';
 import { startInferenceCore } from './inference-server/create-core.ts';
+import { createLargeResultStore } from './large-results.ts';
 import { startMetricsServer } from './metrics/metrics-server.ts';
 import { createTritonMetrics } from './metrics/triton-metrics.ts';
 
@@ -36,9 +43,10 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
   const store = createRequestStore(redis, keys, { ttlSeconds: config.requestTtlSeconds });
   const core = await startInferenceCore(config, log);
 
+  const objects = createLocalDirStore(config.assetStoreDir);
   const functionModels = createFunctionModelLoader({
     core,
-    objects: createLocalDirStore(config.assetStoreDir),
+    objects,
     repository: config.modelRepository,
     log,
   });
@@ -51,6 +59,12 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     config,
     log,
     functionModels,
+    largeResults: createLargeResultStore({
+      objects,
+      index: createResultObjectIndex(redis, keys),
+      maxDirectBytes: config.maxDirectResultBytes,
+      ttlSeconds: config.resultObjectTtlSeconds,
+    }),
   });
   const heartbeat = startHeartbeat(registry, config.workerId, consumers.versionIds, config.heartbeatIntervalMs, log);
 

@@ -10,3 +10,4 @@ export * from './keys.ts';
 export * from './rate-limiter.ts';
 export * from './redis-connection.ts';
 export * from './request-store.ts';
+export * from './result-objects.ts';

@@ -22,6 +22,8 @@ export interface Keys {
   rateWindow(subject: string, window: number): string;
   /** Pub/sub channel: function versions were created, deployed, undeployed or deleted. */
   readonly deploymentsChanged: string;
+  /** Sorted set: object-store key of a large result → when it may be deleted (ms). */
+  readonly resultObjectExpiries: string;
   /** Set of function ids. */
   readonly functionIds: string;
   /** Hash versionId → FunctionVersion JSON for one function. */
@@ -46,6 +48,7 @@ export function createKeys(prefix = 'nvcf'): Keys {
     completions: `${prefix}:completions`,
     replies: (gatewayId) => `${prefix}:replies:${gatewayId}`,
     apiKeys: `${prefix}:apikeys`,
+    resultObjectExpiries: `${prefix}:results:expiries`,
     deploymentsChanged: `${prefix}:deployments-changed`,
     rateWindow: (subject, window) => `${prefix}:rate:${subject}:${window}`,
     apiKeyByHash: (sha256hex) => `${prefix}:apikey:${sha256hex}`,

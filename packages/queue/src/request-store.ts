@@ -11,6 +11,11 @@ export interface InvocationResult {
   contentType: string;
   body: Buffer;
   headers?: Record<string, string>;
+  /**
+   * A result too large to travel inline (NVCF: > 5 MiB) is kept in the object store under this key; the
+   * client gets a 302 to a signed URL for it.
+   */
+  objectKey?: string;
 }
 
 export interface ReplyTarget {
@@ -76,6 +81,7 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
         requestId,
         reply ? keys.replies(reply.gatewayId) : '',
         reply?.maxInlineBytes ?? 0,
+        result.objectKey ?? '',
       );
       return stored === 1;
     },
@@ -101,6 +107,7 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
         contentType: v[5]?.toString() ?? 'application/octet-stream',
         body: v[7] ?? Buffer.alloc(0),
         headers: JSON.parse(v[6]?.toString() || '{}') as Record<string, string>,
+        ...(v[8] ? { objectKey: v[8].toString() } : {}),
       };
       return { kind: 'result', functionId, versionId, result };
     },

@@ -125,6 +125,7 @@ export function createGatewayGrpcService(
     let outcome: Awaited<ReturnType<InvocationService['invoke']>>;
     try {
       outcome = await deps.invocations.invoke({
+        directOnly: true,
         functionId: fv.id,
         versionId: fv.versionId,
         input,

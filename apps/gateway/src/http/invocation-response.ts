@@ -6,7 +6,11 @@ import { problemResponse } from './problem-response.ts';
  * Outcome → HTTP, as NVCF answers pexec and status polls (nvcf-api.md §5–§6): the function's response
  * verbatim with NVCF-REQID/NVCF-STATUS, or 202 with an empty body while it runs.
  */
-export function invocationResponse(outcome: InvocationOutcome, instance: string): Response {
+export function invocationResponse(
+  outcome: InvocationOutcome,
+  instance: string,
+  resultUrl: (requestId: string) => string,
+): Response {
   const { requestId } = outcome;
   if (outcome.kind === 'unknown') {
     return problemResponse(404, `Request '${requestId}' not found (unknown, expired or already delivered)`, {
@@ -28,6 +32,19 @@ export function invocationResponse(outcome: InvocationOutcome, instance: string)
     });
   }
   const { result } = outcome;
+  if (result.objectKey) {
+    // Over the direct limit: a redirect to the stored zip (nvcf-api.md §6, §12.4).
+    return new Response(null, {
+      status: 302,
+      headers: {
+        location: resultUrl(requestId),
+        'content-length': '0',
+        [NvcfHeader.REQID]: requestId,
+        [NvcfHeader.STATUS]: NvcfStatus.FULFILLED,
+        [NvcfHeader.PERCENT_COMPLETE]: '100',
+      },
+    });
+  }
   const ok = result.status < 400;
   return new Response(result.body.length > 0 ? new Uint8Array(result.body) : null, {
     status: result.status,

@@ -25,6 +25,8 @@ export interface InvokeRequest {
   pollSeconds: number;
   /** Aborts when the client goes away: the wait ends, the request itself keeps running. */
   signal?: AbortSignal;
+  /** The caller cannot follow a redirect to a stored result (gRPC). */
+  directOnly?: boolean;
 }
 
 export interface InvocationService {
@@ -96,6 +98,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
             headers: req.headers,
             enqueuedAt: Date.now(),
             reply: { gatewayId: completions.gatewayId, maxInlineBytes: deps.maxInlineResultBytes },
+            ...(req.directOnly ? { directOnly: true } : {}),
           }),
         ]);
       } catch (err) {

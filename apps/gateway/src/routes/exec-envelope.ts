@@ -6,7 +6,11 @@ import type { InvocationOutcome } from '../invocation/invocation-service.ts';
  * percentComplete, errorCode}`, with the function's JSON answer embedded. While waiting the status is
  * `pending-evaluation`, the value the clients of this API poll on (§15 #4).
  */
-export function execEnvelopeResponse(outcome: InvocationOutcome, instance: string): Response {
+export function execEnvelopeResponse(
+  outcome: InvocationOutcome,
+  instance: string,
+  resultUrl: (requestId: string) => string,
+): Response {
   const { requestId: reqId } = outcome;
   const headers = { 'nvcf-reqid': reqId };
   if (outcome.kind === 'unknown') {
@@ -22,6 +26,13 @@ export function execEnvelopeResponse(outcome: InvocationOutcome, instance: strin
     );
   }
   const { result } = outcome;
+  if (result.objectKey) {
+    // A large result is referenced, not embedded (§8: 200 with responseReference).
+    return Response.json(
+      { reqId, status: 'fulfilled', responseReference: resultUrl(reqId), percentComplete: 100 },
+      { status: 200, headers },
+    );
+  }
   const text = result.body.toString('utf8');
   let response: unknown = text;
   if (/json/i.test(result.contentType)) {

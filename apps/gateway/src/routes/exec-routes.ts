@@ -27,7 +27,11 @@ const ExecRequest = z.object({
 export function execRoutes(
   service: InvocationService,
   auth: Authenticator,
-  opts: { maxBodyBytes: number; limit: MiddlewareHandler<AuthEnv> },
+  opts: {
+    maxBodyBytes: number;
+    limit: MiddlewareHandler<AuthEnv>;
+    resultUrl: (requestId: string, requestOrigin: string) => string;
+  },
 ): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const invoker = requireAuth(auth, 'invoke_function');
@@ -62,7 +66,7 @@ export function execRoutes(
       pollSeconds: Math.max(1, parsed.data.requestHeader?.pollDurationSeconds ?? EXEC_DEFAULT_POLL_SECONDS),
       signal: c.req.raw.signal,
     });
-    return execEnvelopeResponse(outcome, c.req.path);
+    return execEnvelopeResponse(outcome, c.req.path, (id) => opts.resultUrl(id, new URL(c.req.url).origin));
   };
   app.post('/v2/nvcf/exec/functions/:functionId', invoker, opts.limit, exec);
   app.post('/v2/nvcf/exec/functions/:functionId/versions/:versionId', invoker, opts.limit, exec);
@@ -75,7 +79,7 @@ export function execRoutes(
       signal: c.req.raw.signal,
       ...(principal.allowedFunctionIds ? { mayAccess: (fid: string) => mayAccessFunction(principal, fid) } : {}),
     });
-    return execEnvelopeResponse(outcome, c.req.path);
+    return execEnvelopeResponse(outcome, c.req.path, (id) => opts.resultUrl(id, new URL(c.req.url).origin));
   });
   return app;
 }

@@ -13,6 +13,8 @@ import { uuidParam } from '../invocation/uuid-param.ts';
 export interface PexecRouteOptions {
   maxBodyBytes: number;
   defaultPollSeconds: number;
+  /** The signed URL of a stored large result (302 Location). */
+  resultUrl: (requestId: string, requestOrigin: string) => string;
   /** Per-credential rate limit, applied to new invocations (not to polls). */
   limit: MiddlewareHandler<AuthEnv>;
 }
@@ -43,7 +45,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
       pollSeconds,
       signal: c.req.raw.signal,
     });
-    return invocationResponse(outcome, c.req.path);
+    return invocationResponse(outcome, c.req.path, (id) => opts.resultUrl(id, new URL(c.req.url).origin));
   };
 
   app.post('/v2/nvcf/pexec/functions/:functionId', invoker, opts.limit, invoke);
@@ -57,7 +59,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
       signal: c.req.raw.signal,
       ...(principal.allowedFunctionIds ? { mayAccess: (fid: string) => mayAccessFunction(principal, fid) } : {}),
     });
-    return invocationResponse(outcome, c.req.path);
+    return invocationResponse(outcome, c.req.path, (id) => opts.resultUrl(id, new URL(c.req.url).origin));
   });
   return app;
 }

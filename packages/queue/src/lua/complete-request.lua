@@ -4,15 +4,17 @@
 -- ARGV[1] terminal state ('fulfilled' | 'errored'), ARGV[2] http status, ARGV[3] content type,
 -- ARGV[4] extra headers (JSON), ARGV[5] body (bytes), ARGV[6] now (ms), ARGV[7] ttl seconds,
 -- ARGV[8] completion channel, ARGV[9] request id,
--- ARGV[10] reply channel of the accepting gateway ('' for none), ARGV[11] largest body sent inline there
+-- ARGV[10] reply channel of the accepting gateway ('' for none), ARGV[11] largest body sent inline there,
+-- ARGV[12] object-store key of a large result ('' for none; such a result is never sent inline)
 -- Returns 1 when stored, 0 when ignored.
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 0 end
 if state == 'fulfilled' or state == 'errored' or state == 'delivered' then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'pct', '100', 'code', ARGV[2], 'ctype', ARGV[3],
   'hdrs', ARGV[4], 'body', ARGV[5], 'updated', ARGV[6])
+if ARGV[12] ~= '' then redis.call('HSET', KEYS[1], 'obj', ARGV[12]) end
 redis.call('EXPIRE', KEYS[1], ARGV[7])
-if ARGV[10] ~= '' and #ARGV[5] <= tonumber(ARGV[11]) then
+if ARGV[10] ~= '' and ARGV[12] == '' and #ARGV[5] <= tonumber(ARGV[11]) then
   -- Frame: id, status, content type, headers JSON (no raw newlines), then the body's bytes.
   redis.call('PUBLISH', ARGV[10], ARGV[9] .. '\n' .. ARGV[2] .. '\n' .. ARGV[3] .. '\n' .. ARGV[4] .. '\n' .. ARGV[5])
 end

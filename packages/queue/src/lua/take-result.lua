@@ -2,11 +2,11 @@
 -- 'delivered' tombstone (body dropped) that answers 404 afterwards and blocks late duplicate writes.
 -- KEYS[1] request hash
 -- Returns {state, pct, fid, vid} while not terminal ({} when missing),
--- or {state, pct, fid, vid, code, ctype, hdrs, body} for the one call that takes the result.
+-- or {state, pct, fid, vid, code, ctype, hdrs, body, obj} for the one call that takes the result.
 local v = redis.call('HMGET', KEYS[1], 'state', 'pct', 'fid', 'vid')
 if not v[1] then return {} end
 if v[1] ~= 'fulfilled' and v[1] ~= 'errored' then return v end
-local r = redis.call('HMGET', KEYS[1], 'code', 'ctype', 'hdrs', 'body')
+local r = redis.call('HMGET', KEYS[1], 'code', 'ctype', 'hdrs', 'body', 'obj')
 redis.call('HSET', KEYS[1], 'state', 'delivered')
 redis.call('HDEL', KEYS[1], 'body', 'hdrs')
-return {v[1], v[2], v[3], v[4], r[1], r[2], r[3], r[4]}
+return {v[1], v[2], v[3], v[4], r[1], r[2], r[3], r[4], r[5]}

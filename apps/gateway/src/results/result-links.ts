@@ -1,0 +1,60 @@
+import { AppError } from '@nvcf/protocol';
+import { type ObjectStore, type SigningSecret, signUrl, verifySignedUrl } from '@nvcf/storage';
+import { Hono } from 'hono';
+import { uuidParam } from '../invocation/uuid-param.ts';
+
+/** How long a 302's Location stays valid (NVCF: presigned URLs "valid for at least 30 minutes"). */
+const LINK_SECONDS = 60 * 60;
+const resultPath = (requestId: string) => `/v2/nvcf/results/${requestId}`;
+
+export interface ResultLinks {
+  /** The signed, expiring URL a 302 for this request's stored result points at. */
+  url(requestId: string, requestOrigin: string): string;
+  /** `GET /v2/nvcf/results/{requestId}?expires&signature`: the stored zip, no credential (the URL is it). */
+  routes(): Hono;
+}
+
+/**
+ * Large results (over the direct limit) are zips in the object store; clients reach them through a URL
+ * the gateway signs (HMAC, expiring) and serves itself, as it does asset uploads.
+ */
+export function createResultLinks(opts: {
+  objects: ObjectStore;
+  signingSecret: SigningSecret;
+  publicBaseUrl?: string;
+  objectKey: (requestId: string) => string;
+}): ResultLinks {
+  return {
+    url(requestId, requestOrigin) {
+      return signUrl(opts.signingSecret, {
+        baseUrl: opts.publicBaseUrl ?? requestOrigin,
+        method: 'GET',
+        path: resultPath(requestId),
+        expires: Math.floor(Date.now() / 1000) + LINK_SECONDS,
+      });
+    },
+    routes() {
+      const app = new Hono();
+      app.get('/v2/nvcf/results/:requestId', async (c) => {
+        const requestId = uuidParam('requestId', c.req.param('requestId'));
+        const check = verifySignedUrl(opts.signingSecret, {
+          method: 'GET',
+          path: resultPath(requestId),
+          expires: c.req.query('expires'),
+          signature: c.req.query('signature'),
+        });
+        if (!check.ok) throw new AppError('PERMISSION_DENIED', `result URL refused: ${check.message}`);
+        const object = await opts.objects.get(opts.objectKey(requestId));
+        if (!object) throw new AppError('NOT_FOUND', `result of request '${requestId}' not found (expired)`);
+        return new Response(object.body as unknown as ReadableStream, {
+          headers: {
+            'content-type': 'application/zip',
+            'content-length': String(object.size),
+            'content-disposition': `attachment; filename="${requestId}.zip"`,
+          },
+        });
+      });
+      return app;
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import { type InvocationResult, type ResultObjectIndex, resultObjectKey } from '@nvcf/queue';
+import type { ObjectStore } from '@nvcf/storage';
+import AdmZip from 'adm-zip';
+
+/**
+ * NVCF returns a response over the direct limit (5 MiB) as a 302 to a zip holding `<reqId>.response`
+ * (nvcf-api.md §12.4). The worker stores that zip; the gateway signs the URL it redirects to, and
+ * deletes the zip once its time is up.
+ */
+export function createLargeResultStore(deps: {
+  objects: ObjectStore;
+  index: ResultObjectIndex;
+  maxDirectBytes: number;
+  ttlSeconds: number;
+}) {
+  return {
+    async settle(requestId: string, result: InvocationResult): Promise<InvocationResult> {
+      if (result.status >= 300 || result.body.length <= deps.maxDirectBytes) return result;
+      const zip = new AdmZip();
+      zip.addFile(`${requestId}.response`, result.body);
+      const key = resultObjectKey(requestId);
+      await deps.objects.put(key, zip.toBuffer(), { contentType: 'application/zip' });
+      await deps.index.track(key, deps.ttlSeconds);
+      return { status: 302, contentType: 'application/zip', body: Buffer.alloc(0), objectKey: key };
+    },
+  };
+}
