@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
-import { createHarness, gfetch, type Harness } from './harness.ts';
+import { createHarness, fnId, gfetch, type Harness, pexec, simpleRequest } from './harness.ts';
 
 let h: Harness;
 let gw: RunningGateway;
 
 beforeAll(async () => {
   h = await createHarness();
+  await h.worker();
   gw = await h.gateway();
 });
 afterAll(async () => {
@@ -14,6 +15,30 @@ afterAll(async () => {
 });
 
 describe('assets through the gateway', () => {
+  it('NVCF-INPUT-ASSET-REFERENCES: unknown → 404 with NVCF’s text, not a UUID → 400, uploaded → invoked', async () => {
+    const path = `/v2/nvcf/pexec/functions/${fnId('simple')}`;
+    const unknown = '00000000-0000-4000-8000-00000000abcd';
+    const missing = await pexec(gw.url, path, simpleRequest(), { 'nvcf-input-asset-references': unknown });
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { detail: string }).detail).toBe(
+      `NotFound error: failed to find asset ${unknown}`,
+    );
+    expect((await pexec(gw.url, path, simpleRequest(), { 'nvcf-input-asset-references': 'nope' })).status).toBe(400);
+    const created = await gfetch(`${gw.url}/v2/nvcf/assets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contentType: 'text/plain', description: 'x' }),
+    });
+    const asset = (await created.json()) as { assetId: string; uploadUrl: string };
+    await fetch(asset.uploadUrl, {
+      method: 'PUT',
+      headers: { 'content-type': 'text/plain', 'x-amz-meta-nvcf-asset-description': 'x' },
+      body: 'hello',
+    });
+    const ok = await pexec(gw.url, path, simpleRequest(), { 'nvcf-input-asset-references': ` ${asset.assetId} , ` });
+    expect(ok.status).toBe(200);
+  });
+
   it('create → signed PUT → get → list → delete, and a tampered URL is refused', async () => {
     const created = await gfetch(`${gw.url}/v2/nvcf/assets`, {
       method: 'POST',

@@ -1,5 +1,6 @@
 import { readRequestBody } from '@nvcf/service-kit';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import { type AssetService, resolveAssetReferences } from '../assets/index.ts';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { mayAccessFunction, requireFunction } from '../auth/principal.ts';
@@ -13,6 +14,8 @@ import { uuidParam } from '../invocation/uuid-param.ts';
 export interface PexecRouteOptions {
   maxBodyBytes: number;
   defaultPollSeconds: number;
+  /** Assets named by `NVCF-INPUT-ASSET-REFERENCES` must exist and belong to the caller. */
+  assets: AssetService;
   /** The signed URL of a stored large result (302 Location). */
   resultUrl: (requestId: string, requestOrigin: string) => string;
   /** Per-credential rate limit, applied to new invocations (not to polls). */
@@ -37,11 +40,18 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
         binaryExtension: c.req.header('inference-header-content-length') !== undefined,
       },
     );
+    // Unknown or foreign assets are a 404 before anything is queued (nvcf-api.md §4, §16 N18).
+    const assetIds = await resolveAssetReferences(c.req.header('nvcf-input-asset-references'), opts.assets, {
+      ownerSubject: c.get('principal').subject,
+    });
+    const headers = forwardedHeaders(c.req.raw.headers);
+    // What NVCF's worker hands the inference step (§12.1): the ids; the bytes stay in the asset store.
+    if (assetIds.length > 0) headers['nvcf-function-asset-ids'] = assetIds.join(',');
     const outcome = await service.invoke({
       functionId,
       versionId,
       input,
-      headers: forwardedHeaders(c.req.raw.headers),
+      headers,
       pollSeconds,
       signal: c.req.raw.signal,
     });
