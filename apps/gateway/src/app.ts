@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { type AssetService, assetRoutes } from './assets/index.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import type { FunctionService } from './control/function-service.ts';
+import type { EventStreamDeps } from './http/event-stream-response.ts';
 import { errorToProblem, problemResponse } from './http/problem-response.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import type { InvocationService } from './invocation/invocation-service.ts';
@@ -30,6 +31,7 @@ export interface GatewayAppDeps {
   auth: Authenticator;
   assets: AssetService;
   results: ResultLinks;
+  streaming: EventStreamDeps;
   maxBodyBytes: number;
   defaultPollSeconds: number;
 }

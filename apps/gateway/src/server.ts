@@ -5,6 +5,7 @@ import {
   createApiKeyStore,
   createAssetStore,
   createCompletionWaiter,
+  createEventStream,
   createFunctionRegistry,
   createInvocationProducer,
   createKeys,
@@ -99,6 +100,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const limiter = createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 });
   const app = createGatewayApp({
     auth,
+    streaming: { events: createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds }), completions, store },
     results,
     assets,
     keys,

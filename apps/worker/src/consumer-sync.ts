@@ -34,6 +34,7 @@ export interface ConsumerSyncDeps {
   log: Logger;
   functionModels: ReturnType<typeof createFunctionModelLoader>;
   largeResults: ProcessorDeps['largeResults'];
+  events: ProcessorDeps['events'];
 }
 
 const modelKey = (name: string, version: string) => `${name}\u0000${version}`;
@@ -56,6 +57,7 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
       logger: log,
       maxTensorElements: config.maxTensorElements,
       largeResults: deps.largeResults,
+      events: deps.events,
     });
     const consumer = createInvocationConsumer(deps.connection, deps.keys, fv.versionId, processor, {
       concurrency,

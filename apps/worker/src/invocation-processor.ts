@@ -1,5 +1,5 @@
 import { isAppError } from '@nvcf/protocol';
-import type { InvocationProcessor, InvocationResult, RequestStore } from '@nvcf/queue';
+import type { EventStream, InvocationProcessor, InvocationResult, RequestStore } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import { decodeInferCall, type InferBody, type ModelRef } from './inference/infer-call.ts';
 import { answerInferCall } from './inference/infer-exchange.ts';
@@ -14,6 +14,8 @@ export interface ProcessorDeps {
   maxTensorElements: number;
   /** Moves a result over the direct limit to the object store (answered with a 302). */
   largeResults: { settle(requestId: string, result: InvocationResult): Promise<InvocationResult> };
+  /** Where a streaming client's events go (one event for a function that answers once). */
+  events: EventStream;
 }
 
 /**
@@ -59,8 +61,14 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
         );
       }
     }
-    // A caller that cannot follow a 302 (gRPC) gets every result direct.
-    if (!job.directOnly) result = await deps.largeResults.settle(job.requestId, result);
+    if (job.stream) {
+      // SSE (nvcf-api.md §10): a function that answers once is one event, then the end of the stream.
+      // No 302 transform applies to a stream.
+      await deps.events.append(job.requestId, [{ data: result.body.toString('utf8'), last: true }]);
+    } else if (!job.directOnly) {
+      // A caller that cannot follow a 302 (gRPC) gets every result direct.
+      result = await deps.largeResults.settle(job.requestId, result);
+    }
     const stored = await store.complete(job.requestId, result, job.reply);
     log.debug({ status: result.status, ms: Math.round(performance.now() - started), stored }, 'job done');
   };

@@ -1,5 +1,6 @@
 import { basename, resolve } from 'node:path';
 import {
+  createEventStream,
   createFunctionRegistry,
   createKeys,
   createRedis,
@@ -59,6 +60,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     config,
     log,
     functionModels,
+    events: createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds }),
     largeResults: createLargeResultStore({
       objects,
       index: createResultObjectIndex(redis, keys),

@@ -23,6 +23,11 @@ export interface CompletionWaiter {
    * when `signal` aborts (client went away).
    */
   register(requestId: string, deadline: number, signal?: AbortSignal): Waiter;
+  /**
+   * Calls `onAppend` whenever events are appended to the request's stream (on the same shared
+   * subscription). Watch before reading the stream once, as with `register`.
+   */
+  watchEvents(requestId: string, onAppend: () => void): { stop(): void };
   readonly pending: number;
   close(): Promise<void>;
 }
@@ -40,6 +45,7 @@ export function createCompletionWaiter(subscriber: Redis, keys: Keys, gatewayId:
   const waiters = new Map<string, Set<(o: WaitOutcome) => void>>();
   const deadlines = new DeadlineQueue();
   const replyChannel = keys.replies(gatewayId);
+  const eventWatchers = new Map<string, Set<() => void>>();
   let count = 0;
 
   const wake = (requestId: string, outcome: WaitOutcome) => {
@@ -55,7 +61,9 @@ export function createCompletionWaiter(subscriber: Redis, keys: Keys, gatewayId:
   const onMessage = (channel: Buffer, message: Buffer) => {
     const name = channel.toString();
     if (name === keys.completions) wake(message.toString(), COMPLETED);
-    else if (name === replyChannel) {
+    else if (name === keys.eventsAppended) {
+      for (const fn of eventWatchers.get(message.toString()) ?? []) fn();
+    } else if (name === replyChannel) {
       const reply = parseReplyFrame(message);
       if (reply) wake(reply.requestId, { kind: 'completed', result: reply.result });
     }
@@ -65,7 +73,7 @@ export function createCompletionWaiter(subscriber: Redis, keys: Keys, gatewayId:
     gatewayId,
     async start() {
       subscriber.on('messageBuffer', onMessage);
-      await subscriber.subscribe(keys.completions, replyChannel);
+      await subscriber.subscribe(keys.completions, replyChannel, keys.eventsAppended);
     },
     register(requestId, deadline, signal) {
       let settleOutcome!: (o: WaitOutcome) => void;
@@ -99,6 +107,21 @@ export function createCompletionWaiter(subscriber: Redis, keys: Keys, gatewayId:
       }
       return { outcome, settle };
     },
+    watchEvents(requestId, onAppend) {
+      let set = eventWatchers.get(requestId);
+      if (!set) {
+        set = new Set();
+        eventWatchers.set(requestId, set);
+      }
+      set.add(onAppend);
+      return {
+        stop() {
+          const s = eventWatchers.get(requestId);
+          s?.delete(onAppend);
+          if (s?.size === 0) eventWatchers.delete(requestId);
+        },
+      };
+    },
     get pending() {
       return count;
     },
@@ -106,7 +129,8 @@ export function createCompletionWaiter(subscriber: Redis, keys: Keys, gatewayId:
       deadlines.clear();
       for (const set of [...waiters.values()]) for (const settle of [...set]) settle(ABORTED);
       subscriber.off('messageBuffer', onMessage);
-      await subscriber.unsubscribe(keys.completions, replyChannel).catch(() => {});
+      eventWatchers.clear();
+      await subscriber.unsubscribe(keys.completions, replyChannel, keys.eventsAppended).catch(() => {});
     },
   };
 }

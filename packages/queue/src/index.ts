@@ -2,6 +2,7 @@ export * from './api-key-store.ts';
 export * from './asset-store.ts';
 export * from './completion-waiter.ts';
 export * from './deadline-queue.ts';
+export * from './event-stream.ts';
 export * from './function-registry.ts';
 export * from './invocation-consumer.ts';
 export * from './invocation-producer.ts';

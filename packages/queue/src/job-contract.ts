@@ -23,6 +23,8 @@ export const InvocationJob = z.object({
    * whole, saving it a read of the stored result.
    */
   reply: z.object({ gatewayId: z.uuid(), maxInlineBytes: z.number().int().min(0) }).optional(),
+  /** The client asked for `text/event-stream`: results are also appended to the request's event stream. */
+  stream: z.boolean().optional(),
   /** The caller cannot follow a 302 (gRPC): the result stays direct whatever its size. */
   directOnly: z.boolean().optional(),
 });

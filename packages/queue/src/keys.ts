@@ -24,6 +24,10 @@ export interface Keys {
   readonly deploymentsChanged: string;
   /** Sorted set: object-store key of a large result → when it may be deleted (ms). */
   readonly resultObjectExpiries: string;
+  /** Redis Stream of one request's events (SSE), kept with a TTL so a late reader misses nothing. */
+  events(requestId: string): string;
+  /** Pub/sub channel carrying the request id whenever events were appended for it. */
+  readonly eventsAppended: string;
   /** Set of function ids. */
   readonly functionIds: string;
   /** Hash versionId → FunctionVersion JSON for one function. */
@@ -48,6 +52,8 @@ export function createKeys(prefix = 'nvcf'): Keys {
     completions: `${prefix}:completions`,
     replies: (gatewayId) => `${prefix}:replies:${gatewayId}`,
     apiKeys: `${prefix}:apikeys`,
+    events: (requestId) => `${prefix}:events:${requestId}`,
+    eventsAppended: `${prefix}:events-appended`,
     resultObjectExpiries: `${prefix}:results:expiries`,
     deploymentsChanged: `${prefix}:deployments-changed`,
     rateWindow: (subject, window) => `${prefix}:rate:${subject}:${window}`,

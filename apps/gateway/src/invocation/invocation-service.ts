@@ -32,6 +32,12 @@ export interface InvokeRequest {
 export interface InvocationService {
   invoke(req: InvokeRequest): Promise<InvocationOutcome>;
   /**
+   * Starts an invocation whose answer is read as events (SSE): it is queued with `stream` set, and the
+   * caller reads the request's event stream. The waiter, registered before the add as for `invoke`,
+   * settles at completion or at the window's end.
+   */
+  startStream(req: InvokeRequest): Promise<{ requestId: string; waiter: Waiter }>;
+  /**
    * Long-polls a request. `mayAccess` (for callers restricted to some functions) is asked about the
    * request's function before anything is read, so a forbidden caller cannot consume a result.
    */
@@ -79,34 +85,42 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     return { kind: 'unknown', requestId };
   }
 
+  async function enqueue(req: InvokeRequest, stream: boolean): Promise<{ requestId: string; waiter: Waiter }> {
+    const { fv } = await functions.resolve(req.functionId, req.versionId);
+    await deps.queueGuard.admit(fv.versionId);
+    const requestId = uuidv4();
+    // Registered before the add: a fast worker can publish the completion before `enqueue` returns.
+    const waiter = completions.register(requestId, Date.now() + req.pollSeconds * 1000, req.signal);
+    try {
+      // One round trip for both: the worker creates the record itself if the job overtakes it.
+      await Promise.all([
+        store.create(requestId, fv.id, fv.versionId),
+        producer.enqueue({
+          requestId,
+          functionId: fv.id,
+          versionId: fv.versionId,
+          input: req.input,
+          headers: req.headers,
+          enqueuedAt: Date.now(),
+          reply: { gatewayId: completions.gatewayId, maxInlineBytes: deps.maxInlineResultBytes },
+          ...(req.directOnly ? { directOnly: true } : {}),
+          ...(stream ? { stream: true } : {}),
+        }),
+      ]);
+    } catch (err) {
+      waiter.settle({ kind: 'aborted' });
+      throw err;
+    }
+    return { requestId, waiter };
+  }
+
   return {
     async invoke(req) {
-      const { fv } = await functions.resolve(req.functionId, req.versionId);
-      await deps.queueGuard.admit(fv.versionId);
-      const requestId = uuidv4();
-      // Registered before the add: a fast worker can publish the completion before `enqueue` returns.
-      const waiter = completions.register(requestId, Date.now() + req.pollSeconds * 1000, req.signal);
-      try {
-        // One round trip for both: the worker creates the record itself if the job overtakes it.
-        await Promise.all([
-          store.create(requestId, fv.id, fv.versionId),
-          producer.enqueue({
-            requestId,
-            functionId: fv.id,
-            versionId: fv.versionId,
-            input: req.input,
-            headers: req.headers,
-            enqueuedAt: Date.now(),
-            reply: { gatewayId: completions.gatewayId, maxInlineBytes: deps.maxInlineResultBytes },
-            ...(req.directOnly ? { directOnly: true } : {}),
-          }),
-        ]);
-      } catch (err) {
-        waiter.settle({ kind: 'aborted' });
-        throw err;
-      }
+      const { requestId, waiter } = await enqueue(req, false);
       return settle(requestId, waiter);
     },
+
+    startStream: (req) => enqueue(req, true),
 
     async status(requestId, pollSeconds, opts = {}) {
       if (opts.mayAccess) {

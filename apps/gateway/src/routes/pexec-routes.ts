@@ -4,6 +4,7 @@ import { type AssetService, resolveAssetReferences } from '../assets/index.ts';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { mayAccessFunction, requireFunction } from '../auth/principal.ts';
+import { type EventStreamDeps, eventStreamResponse } from '../http/event-stream-response.ts';
 import { invocationResponse } from '../http/invocation-response.ts';
 import { forwardedHeaders } from '../invocation/forwarded-headers.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
@@ -11,9 +12,14 @@ import { parsePollSeconds } from '../invocation/poll-seconds.ts';
 import { parseInvocationBody } from '../invocation/request-body.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 
+/** Without NVCF-POLL-SECONDS, an event stream stays open up to 20 minutes. */
+const SSE_DEFAULT_SECONDS = 20 * 60;
+
 export interface PexecRouteOptions {
   maxBodyBytes: number;
   defaultPollSeconds: number;
+  /** Reading a streaming request's events (SSE). */
+  streaming: EventStreamDeps;
   /** Assets named by `NVCF-INPUT-ASSET-REFERENCES` must exist and belong to the caller. */
   assets: AssetService;
   /** The signed URL of a stored large result (302 Location). */
@@ -28,7 +34,12 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
   const invoker = requireAuth(auth, 'invoke_function');
 
   const invoke = async (c: Context<AuthEnv>) => {
-    const pollSeconds = parsePollSeconds(c.req.header('nvcf-poll-seconds'), opts.defaultPollSeconds);
+    const wantsEvents = /\btext\/event-stream\b/i.test(c.req.header('accept') ?? '');
+    // SSE waits 20 minutes by default (nvcf-api.md §7, §10).
+    const pollSeconds = parsePollSeconds(
+      c.req.header('nvcf-poll-seconds'),
+      wantsEvents ? SSE_DEFAULT_SECONDS : opts.defaultPollSeconds,
+    );
     const functionId = uuidParam('functionId', c.req.param('functionId') ?? '');
     requireFunction(c.get('principal'), functionId);
     const rawVersion = c.req.param('versionId');
@@ -47,6 +58,11 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     const headers = forwardedHeaders(c.req.raw.headers);
     // What NVCF's worker hands the inference step (§12.1): the ids; the bytes stay in the asset store.
     if (assetIds.length > 0) headers['nvcf-function-asset-ids'] = assetIds.join(',');
+    const call = { functionId, versionId, input, headers, pollSeconds, signal: c.req.raw.signal };
+    if (wantsEvents) {
+      const { requestId, waiter } = await service.startStream(call);
+      return eventStreamResponse(c, opts.streaming, requestId, waiter);
+    }
     const outcome = await service.invoke({
       functionId,
       versionId,

@@ -1,0 +1,61 @@
+import { NvcfHeader, NvcfStatus } from '@nvcf/protocol';
+import type { CompletionWaiter, EventStream, RequestStore, Waiter } from '@nvcf/queue';
+import type { Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+
+export interface EventStreamDeps {
+  events: EventStream;
+  completions: CompletionWaiter;
+  store: RequestStore;
+}
+
+/**
+ * Streams a request's events as server-sent events (nvcf-api.md §10): headers at once
+ * (`NVCF-REQID`, `NVCF-STATUS: fulfilled`), each event as it is appended, the end when the function's
+ * last event arrives, the window closes or the client leaves. Events are read from the request's Redis
+ * Stream, woken by the process's one subscription; nothing is lost to a late start.
+ */
+export function eventStreamResponse(c: Context, deps: EventStreamDeps, requestId: string, waiter: Waiter): Response {
+  c.header(NvcfHeader.REQID, requestId);
+  c.header(NvcfHeader.STATUS, NvcfStatus.FULFILLED);
+  c.header('cache-control', 'no-cache');
+  return streamSSE(c, async (stream) => {
+    let wake!: () => void;
+    let appended = new Promise<void>((r) => {
+      wake = r;
+    });
+    const watch = deps.completions.watchEvents(requestId, () => wake());
+    let ended = false;
+    void waiter.outcome.then((o) => {
+      // Completion can beat the last append's notification; a read after it finds the events.
+      if (o.kind !== 'completed') ended = true;
+      wake();
+    });
+    stream.onAbort(() => {
+      ended = true;
+      wake();
+    });
+    try {
+      let last = '0';
+      for (;;) {
+        const batch = await deps.events.read(requestId, last);
+        let finished = false;
+        for (const e of batch) {
+          await stream.writeSSE({ data: e.data, id: e.id });
+          last = e.id;
+          finished ||= e.last;
+        }
+        if (finished || ended || stream.aborted) break;
+        await appended;
+        appended = new Promise<void>((r) => {
+          wake = r;
+        });
+      }
+    } finally {
+      watch.stop();
+      waiter.settle({ kind: 'aborted' });
+      // The answer went out as events: the request is delivered, as a 200 would have delivered it.
+      await deps.store.take(requestId).catch(() => undefined);
+    }
+  });
+}

@@ -1,0 +1,45 @@
+import type { Redis } from 'ioredis';
+import type { Keys } from './keys.ts';
+
+/** One server-sent event of a request, as the function produced it. */
+export interface StreamEvent {
+  /** Redis Stream id: readers resume after the last one they saw. */
+  id: string;
+  data: string;
+  /** The function finished: nothing follows. */
+  last: boolean;
+}
+
+export interface EventStream {
+  /** Appends events (in order) and wakes whoever reads this request's stream, on any gateway. */
+  append(requestId: string, events: { data: string; last?: boolean }[]): Promise<void>;
+  /** Events after `afterId` ('0' for all), at most `count`. */
+  read(requestId: string, afterId: string, count?: number): Promise<StreamEvent[]>;
+}
+
+/**
+ * A request's events live in a Redis Stream with a TTL, so a gateway that starts reading late, or
+ * another gateway than the accepting one, sees every event. Appends are announced on one channel that
+ * each gateway subscribes once (the completion waiter's subscription), never per request.
+ */
+export function createEventStream(redis: Redis, keys: Keys, opts: { ttlSeconds: number }): EventStream {
+  return {
+    async append(requestId, events) {
+      const key = keys.events(requestId);
+      const tx = redis.multi();
+      for (const e of events) tx.xadd(key, '*', 'data', e.data, 'last', e.last ? '1' : '0');
+      tx.expire(key, opts.ttlSeconds);
+      tx.publish(keys.eventsAppended, requestId);
+      await tx.exec();
+    },
+    async read(requestId, afterId, count = 256) {
+      const start = afterId === '0' ? '-' : `(${afterId}`;
+      const entries = await redis.xrange(keys.events(requestId), start, '+', 'COUNT', count);
+      return entries.map(([id, fields]) => {
+        const f: Record<string, string> = {};
+        for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i] as string] = fields[i + 1] as string;
+        return { id, data: f.data ?? '', last: f.last === '1' };
+      });
+    },
+  };
+}
