@@ -1,6 +1,7 @@
 import { isAppError } from '@nvcf/protocol';
 import type { EventStream, InvocationProcessor, InvocationResult, RequestStore } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
+import { runGenerative } from './inference/generative-runner.ts';
 import { decodeInferCall, type InferBody, type ModelRef } from './inference/infer-call.ts';
 import { answerInferCall } from './inference/infer-exchange.ts';
 import { problemResult } from './inference/problem-result.ts';
@@ -31,7 +32,23 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     // The claim's round trip overlaps decoding; its answer is awaited before the model runs.
     const claim = store.markInProgress(job.requestId, job.functionId, job.versionId);
     let result: InvocationResult | undefined;
+    const generative = core.modelConfig(model.name, model.version).parameters.generative !== undefined;
     try {
+      if (generative) {
+        // Token by token: each is an event as soon as it exists when the client streams.
+        const state = await claim;
+        if (state !== 'in-progress') return;
+        result = await runGenerative(
+          core,
+          { name: model.name, version: model.version ?? '1' },
+          job.requestId,
+          job.input,
+          job.stream ? { events: deps.events } : undefined,
+        );
+        const stored = await store.complete(job.requestId, result, job.reply);
+        log.debug({ status: result.status, ms: Math.round(performance.now() - started), stored }, 'job done');
+        return;
+      }
       const body: InferBody =
         job.input.kind === 'json' ? { json: job.input.value } : Buffer.from(job.input.base64, 'base64');
       const header = job.headers['inference-header-content-length'];

@@ -67,6 +67,12 @@ export {
 } from './examples/classifier.ts';
 export { type GenerateOptions, generateExampleRepository } from './examples/generate-repository.ts';
 export {
+  buildGenerativeModel,
+  GENERATIVE_CONFIG_PBTXT,
+  GENERATIVE_TEXT,
+  writeGenerativeModel,
+} from './examples/generative.ts';
+export {
   buildIdentityModel,
   IDENTITY_DATATYPES,
   type IdentityDatatype,

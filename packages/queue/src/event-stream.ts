@@ -13,6 +13,9 @@ export interface StreamEvent {
 export interface EventStream {
   /** Appends events (in order) and wakes whoever reads this request's stream, on any gateway. */
   append(requestId: string, events: { data: string; last?: boolean }[]): Promise<void>;
+  /** The reader went away: producers of this request's events should stop. */
+  cancel(requestId: string): Promise<void>;
+  isCancelled(requestId: string): Promise<boolean>;
   /** Events after `afterId` ('0' for all), at most `count`. */
   read(requestId: string, afterId: string, count?: number): Promise<StreamEvent[]>;
 }
@@ -31,6 +34,12 @@ export function createEventStream(redis: Redis, keys: Keys, opts: { ttlSeconds: 
       tx.expire(key, opts.ttlSeconds);
       tx.publish(keys.eventsAppended, requestId);
       await tx.exec();
+    },
+    async cancel(requestId) {
+      await redis.set(keys.cancelled(requestId), '1', 'EX', opts.ttlSeconds);
+    },
+    async isCancelled(requestId) {
+      return (await redis.exists(keys.cancelled(requestId))) === 1;
     },
     async read(requestId, afterId, count = 256) {
       const start = afterId === '0' ? '-' : `(${afterId}`;

@@ -26,6 +26,8 @@ export interface Keys {
   readonly resultObjectExpiries: string;
   /** Redis Stream of one request's events (SSE), kept with a TTL so a late reader misses nothing. */
   events(requestId: string): string;
+  /** Set when the client of a streaming request went away: the worker stops generating. TTL'd. */
+  cancelled(requestId: string): string;
   /** Pub/sub channel carrying the request id whenever events were appended for it. */
   readonly eventsAppended: string;
   /** Set of function ids. */
@@ -53,6 +55,7 @@ export function createKeys(prefix = 'nvcf'): Keys {
     replies: (gatewayId) => `${prefix}:replies:${gatewayId}`,
     apiKeys: `${prefix}:apikeys`,
     events: (requestId) => `${prefix}:events:${requestId}`,
+    cancelled: (requestId) => `${prefix}:cancelled:${requestId}`,
     eventsAppended: `${prefix}:events-appended`,
     resultObjectExpiries: `${prefix}:results:expiries`,
     deploymentsChanged: `${prefix}:deployments-changed`,

@@ -61,7 +61,7 @@ export const verId = (model: string) => modelVersionId(model, '1');
 export async function createHarness(opts: { slowModel?: boolean } = {}): Promise<Harness> {
   const server: RedisHandle = await startRedis();
   const modelRepository = await mkdtemp(join(tmpdir(), 'nvcf-models-'));
-  await generateExampleRepository(modelRepository);
+  await generateExampleRepository(modelRepository, { includeGenerative: true });
   if (opts.slowModel) await writeSlowModel(modelRepository);
   const keyPrefix = `t${Math.random().toString(36).slice(2, 10)}`;
   const assetDir = await mkdtemp(join(tmpdir(), 'nvcf-assets-'));

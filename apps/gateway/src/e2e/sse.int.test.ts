@@ -1,3 +1,4 @@
+import { createEventStream, createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
 import { adminAuth, createHarness, fnId, gfetch, type Harness, simpleRequest } from './harness.ts';
@@ -48,6 +49,104 @@ describe('Accept: text/event-stream', () => {
     expect(data.outputs.find((o) => o.name === 'OUTPUT0')?.data[15]).toBe(16);
     // Delivered as events: a later status poll finds nothing to hand out.
     expect((await gfetch(`${gw.url}/v2/nvcf/pexec/status/${reqId}`)).status).toBe(404);
+    await worker.close();
+  });
+});
+
+/** Reads an SSE body as it arrives: each event's data with the time it came. */
+async function readEvents(
+  res: Response,
+  onEvent?: (data: string, n: number) => boolean,
+): Promise<{ data: string; at: number }[]> {
+  const out: { data: string; at: number }[] = [];
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let cut = buffer.indexOf('\n\n');
+    while (cut >= 0) {
+      const raw = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = raw
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trimStart())
+        .join('\n');
+      if (data) {
+        out.push({ data, at: performance.now() });
+        if (onEvent && !onEvent(data, out.length)) {
+          await reader.cancel();
+          return out;
+        }
+      }
+      cut = buffer.indexOf('\n\n');
+    }
+  }
+  return out;
+}
+
+describe('a generative function', () => {
+  const generate = (body: object, accept?: string, signal?: AbortSignal) =>
+    fetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('generative')}`, {
+      method: 'POST',
+      headers: { ...adminAuth, 'content-type': 'application/json', ...(accept ? { accept } : {}) },
+      body: JSON.stringify(body),
+      ...(signal ? { signal } : {}),
+    });
+
+  it('streams one OpenAI-style chunk per token as it is generated, then [DONE]', async () => {
+    const worker = await h.worker();
+    const res = await generate({ prompt: 'H', max_tokens: 300 }, 'text/event-stream');
+    expect(res.status).toBe(200);
+    const events = await readEvents(res);
+    expect(events.at(-1)?.data).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map(
+      (e) =>
+        JSON.parse(e.data) as {
+          object: string;
+          choices: { delta: { content?: string }; finish_reason: string | null }[];
+        },
+    );
+    expect(chunks).toHaveLength(301);
+    expect(chunks[0]?.object).toBe('chat.completion.chunk');
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
+    expect(text.slice(0, 12)).toBe('i,NVCF! Hi,N');
+    expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe('length');
+    // Events arrive while the function still runs, not all at its end.
+    const first = events[0]?.at ?? 0;
+    const last = events.at(-1)?.at ?? 0;
+    expect(last - first).toBeGreaterThan(20);
+
+    const whole = await generate({ messages: [{ role: 'user', content: 'H' }], max_tokens: 9 });
+    expect(whole.status).toBe(200);
+    const completion = (await whole.json()) as { object: string; choices: { message: { content: string } }[] };
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.choices[0]?.message.content).toBe('i,NVCF! H');
+    await worker.close();
+  });
+
+  it('a client that disconnects stops the generation', async () => {
+    const worker = await h.worker();
+    const ac = new AbortController();
+    const res = await generate({ prompt: 'H', max_tokens: 4000 }, 'text/event-stream', ac.signal);
+    const reqId = res.headers.get('nvcf-reqid') ?? '';
+    await readEvents(res, (_d, n) => n < 5).catch(() => []);
+    ac.abort();
+    const events = createEventStream(h.redis, createKeys(h.keyPrefix), { ttlSeconds: 60 });
+    let all: { data: string; last: boolean }[] = [];
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline) {
+      all = await events.read(reqId, '0', 10_000);
+      if (all.at(-1)?.last) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(all.at(-1)).toMatchObject({ data: '[DONE]', last: true });
+    const finish = JSON.parse(all.at(-2)?.data ?? '{}') as { choices: { finish_reason: string }[] };
+    expect(finish.choices[0]?.finish_reason).toBe('cancelled');
+    expect(all.length).toBeLessThan(4000);
     await worker.close();
   });
 });

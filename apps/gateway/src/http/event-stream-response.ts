@@ -34,6 +34,8 @@ export function eventStreamResponse(c: Context, deps: EventStreamDeps, requestId
     stream.onAbort(() => {
       ended = true;
       wake();
+      // The client left: the worker stops generating (it checks between tokens).
+      void deps.events.cancel(requestId).catch(() => undefined);
     });
     try {
       let last = '0';

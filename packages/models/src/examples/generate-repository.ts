@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { buildClassifierModel, CLASSIFIER_CONFIG_PBTXT, CLASSIFIER_LABELS } from './classifier.ts';
+import { writeGenerativeModel } from './generative.ts';
 import { writeIdentityModels } from './identity.ts';
 import { buildSimpleModel, SIMPLE_CONFIG_PBTXT } from './simple.ts';
 import { writeFileAtomic, writeModelVersion } from './write-model.ts';
@@ -7,6 +8,8 @@ import { writeFileAtomic, writeModelVersion } from './write-model.ts';
 export interface GenerateOptions {
   /** Also write the `identity_<dtype>` test models. Default false. */
   includeIdentity?: boolean;
+  /** Also write `generative`, the byte-level model the streaming (SSE) path runs token by token. Default false. */
+  includeGenerative?: boolean;
 }
 
 /**
@@ -22,5 +25,6 @@ export async function generateExampleRepository(dir: string, opts: GenerateOptio
   const classifierDir = await writeModelVersion(dir, 'classifier', buildClassifierModel());
   await writeFileAtomic(join(classifierDir, 'config.pbtxt'), CLASSIFIER_CONFIG_PBTXT);
   await writeFileAtomic(join(classifierDir, 'labels.txt'), `${CLASSIFIER_LABELS.join('\n')}\n`);
+  if (opts.includeGenerative) await writeGenerativeModel(dir);
   if (opts.includeIdentity) await writeIdentityModels(dir);
 }
