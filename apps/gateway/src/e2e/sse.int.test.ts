@@ -150,3 +150,42 @@ describe('a generative function', () => {
     await worker.close();
   });
 });
+
+describe('a stream served by another gateway', () => {
+  it('reads every event of a generation another gateway accepted, late, to the end', async () => {
+    const b = await h.gateway();
+    const worker = await h.worker();
+    const res = await fetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('generative')}`, {
+      method: 'POST',
+      headers: { ...adminAuth, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ prompt: 'H', max_tokens: 50 }),
+    });
+    const reqId = res.headers.get('nvcf-reqid') ?? '';
+    const viaA = await readEvents(res);
+    const viaB = await readEvents(
+      await fetch(`${b.url}/v2/nvcf/pexec/status/${reqId}`, { headers: { ...adminAuth, accept: 'text/event-stream' } }),
+    );
+    expect(viaB.map((e) => e.data)).toEqual(viaA.map((e) => e.data));
+    expect(viaB.at(-1)?.data).toBe('[DONE]');
+    await worker.close();
+  });
+
+  it('follows a request that was not started as a stream: its answer is the one event', async () => {
+    const b = await h.gateway();
+    const accepted = await fetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('simple')}`, {
+      method: 'POST',
+      headers: { ...adminAuth, 'content-type': 'application/json', 'nvcf-poll-seconds': '1' },
+      body: JSON.stringify(simpleRequest()),
+    });
+    expect(accepted.status).toBe(202);
+    const reqId = accepted.headers.get('nvcf-reqid') ?? '';
+    const following = fetch(`${b.url}/v2/nvcf/pexec/status/${reqId}`, {
+      headers: { ...adminAuth, accept: 'text/event-stream' },
+    });
+    const worker = await h.worker();
+    const events = await readEvents(await following);
+    expect(events).toHaveLength(1);
+    expect((JSON.parse(events[0]?.data ?? '{}') as { outputs: { data: number[] }[] }).outputs[0]?.data[15]).toBe(16);
+    await worker.close();
+  });
+});

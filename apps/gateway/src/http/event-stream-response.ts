@@ -26,9 +26,11 @@ export function eventStreamResponse(c: Context, deps: EventStreamDeps, requestId
     });
     const watch = deps.completions.watchEvents(requestId, () => wake());
     let ended = false;
+    let completed = false;
     void waiter.outcome.then((o) => {
       // Completion can beat the last append's notification; a read after it finds the events.
-      if (o.kind !== 'completed') ended = true;
+      if (o.kind === 'completed') completed = true;
+      else ended = true;
       wake();
     });
     stream.onAbort(() => {
@@ -48,6 +50,17 @@ export function eventStreamResponse(c: Context, deps: EventStreamDeps, requestId
           finished ||= e.last;
         }
         if (finished || ended || stream.aborted) break;
+        if (completed) {
+          // Completed without a last event: a request that was not started as a stream. Its stored
+          // answer is the one event (a reader on another gateway, or a late one, gets it this way).
+          const rest = await deps.events.read(requestId, last);
+          for (const e of rest) await stream.writeSSE({ data: e.data, id: e.id });
+          if (!rest.some((e) => e.last)) {
+            const view = await deps.store.take(requestId);
+            if (view.kind === 'result') await stream.writeSSE({ data: view.result.body.toString('utf8') });
+          }
+          break;
+        }
         await appended;
         appended = new Promise<void>((r) => {
           wake = r;

@@ -37,6 +37,8 @@ export interface InvocationService {
    * settles at completion or at the window's end.
    */
   startStream(req: InvokeRequest): Promise<{ requestId: string; waiter: Waiter }>;
+  /** Follows an existing request as events (SSE on a status poll, from any gateway). */
+  follow(requestId: string, pollSeconds: number, signal?: AbortSignal): Waiter;
   /**
    * Long-polls a request. `mayAccess` (for callers restricted to some functions) is asked about the
    * request's function before anything is read, so a forbidden caller cannot consume a result.
@@ -121,6 +123,9 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     },
 
     startStream: (req) => enqueue(req, true),
+
+    follow: (requestId, pollSeconds, signal) =>
+      completions.register(requestId, Date.now() + pollSeconds * 1000, signal),
 
     async status(requestId, pollSeconds, opts = {}) {
       if (opts.mayAccess) {

@@ -78,9 +78,26 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
   app.post('/v2/nvcf/pexec/functions/:functionId/versions/:versionId', invoker, opts.limit, invoke);
 
   app.get('/v2/nvcf/pexec/status/:requestId', invoker, async (c) => {
-    const pollSeconds = parsePollSeconds(c.req.header('nvcf-poll-seconds'), opts.defaultPollSeconds);
+    const wantsEvents = /\btext\/event-stream\b/i.test(c.req.header('accept') ?? '');
+    const pollSeconds = parsePollSeconds(
+      c.req.header('nvcf-poll-seconds'),
+      wantsEvents ? SSE_DEFAULT_SECONDS : opts.defaultPollSeconds,
+    );
     const requestId = uuidParam('requestId', c.req.param('requestId'));
     const principal = c.get('principal');
+    if (wantsEvents) {
+      // Any gateway can serve a request's stream: its events live in Redis.
+      if (principal.allowedFunctionIds) {
+        const owner = await opts.streaming.store.owner(requestId);
+        if (owner) requireFunction(principal, owner.functionId);
+      }
+      return eventStreamResponse(
+        c,
+        opts.streaming,
+        requestId,
+        service.follow(requestId, pollSeconds, c.req.raw.signal),
+      );
+    }
     const outcome = await service.status(requestId, pollSeconds, {
       signal: c.req.raw.signal,
       ...(principal.allowedFunctionIds ? { mayAccess: (fid: string) => mayAccessFunction(principal, fid) } : {}),
