@@ -44,6 +44,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
           job.requestId,
           job.input,
           job.stream ? { events: deps.events } : undefined,
+          (percent, partial) => store.reportProgress(job.requestId, percent, partial),
         );
         const stored = await store.complete(job.requestId, result, job.reply);
         log.debug({ status: result.status, ms: Math.round(performance.now() - started), stored }, 'job done');

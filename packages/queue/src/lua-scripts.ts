@@ -10,6 +10,7 @@ export interface RequestScripts {
   nvcfCompleteRequest(key: string, ...args: (string | number | Buffer)[]): Promise<number>;
   nvcfTakeResultBuffer(key: string): Promise<(Buffer | null)[]>;
   nvcfMarkDelivered(key: string): Promise<number>;
+  nvcfReportProgress(key: string, ...args: (string | number | Buffer)[]): Promise<number>;
 }
 
 const SCRIPTS = {
@@ -18,6 +19,7 @@ const SCRIPTS = {
   nvcfCompleteRequest: 'complete-request',
   nvcfTakeResult: 'take-result',
   nvcfMarkDelivered: 'mark-delivered',
+  nvcfReportProgress: 'report-progress',
 } as const;
 
 const sources = Object.fromEntries(Object.entries(SCRIPTS).map(([cmd, file]) => [cmd, script(file)]));

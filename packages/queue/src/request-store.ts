@@ -26,7 +26,15 @@ export interface ReplyTarget {
 export type RequestView =
   | { kind: 'missing' }
   | { kind: 'delivered'; functionId: string; versionId: string }
-  | { kind: 'pending'; state: 'queued' | 'in-progress'; percent: number; functionId: string; versionId: string }
+  | {
+      kind: 'pending';
+      state: 'queued' | 'in-progress';
+      percent: number;
+      /** The function's latest partial response (progress reporting), if any. */
+      partial?: Buffer;
+      functionId: string;
+      versionId: string;
+    }
   | { kind: 'result'; functionId: string; versionId: string; result: InvocationResult };
 
 export interface RequestStore {
@@ -42,6 +50,8 @@ export interface RequestStore {
    * small enough, the whole result to the accepting gateway). False when a terminal state already existed.
    */
   complete(requestId: string, result: InvocationResult, reply?: ReplyTarget): Promise<boolean>;
+  /** Records progress: polls answer 202 with the latest percent and partial response. */
+  reportProgress(requestId: string, percent: number, partial?: Buffer): Promise<boolean>;
   /** Marks a result handed out from an inline reply as delivered. */
   markDelivered(requestId: string): Promise<void>;
   /** The function version a request belongs to (authorization before reading it; queue position). */
@@ -89,6 +99,11 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
       const [functionId, versionId] = await redis.hmget(keys.request(requestId), 'fid', 'vid');
       return functionId && versionId ? { functionId, versionId } : undefined;
     },
+    async reportProgress(requestId, percent, partial) {
+      const pct = Math.max(0, Math.min(100, Math.round(percent)));
+      const r2 = await r.nvcfReportProgress(keys.request(requestId), pct, partial ?? '', Date.now(), ttl);
+      return r2 === 1;
+    },
     async markDelivered(requestId) {
       await r.nvcfMarkDelivered(keys.request(requestId));
     },
@@ -100,7 +115,14 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
       const versionId = v[3]?.toString() ?? '';
       if (state === 'delivered') return { kind: 'delivered', functionId, versionId };
       if (state === 'queued' || state === 'in-progress') {
-        return { kind: 'pending', state, percent: Number(v[1]?.toString() ?? 0), functionId, versionId };
+        return {
+          kind: 'pending',
+          state,
+          percent: Number(v[1]?.toString() ?? 0),
+          ...(v[4] ? { partial: v[4] } : {}),
+          functionId,
+          versionId,
+        };
       }
       const result: InvocationResult = {
         status: Number(v[4]?.toString()),

@@ -20,6 +20,18 @@ export function invocationResponse(
     });
   }
   if (outcome.kind === 'pending') {
+    if (outcome.partial) {
+      // The function's latest partial response, as NVCF answers a poll after a progress update (§12.3).
+      return new Response(new Uint8Array(outcome.partial), {
+        status: 202,
+        headers: {
+          'content-type': 'application/json',
+          [NvcfHeader.REQID]: requestId,
+          [NvcfHeader.STATUS]: NvcfStatus.IN_PROGRESS,
+          [NvcfHeader.PERCENT_COMPLETE]: String(outcome.percent),
+        },
+      });
+    }
     return new Response(null, {
       status: 202,
       headers: {

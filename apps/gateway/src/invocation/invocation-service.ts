@@ -14,7 +14,7 @@ import type { QueueGuard } from './queue-guard.ts';
 /** What a pexec call or a status poll ends with. */
 export type InvocationOutcome =
   | { kind: 'result'; requestId: string; result: InvocationResult }
-  | { kind: 'pending'; requestId: string; percent: number }
+  | { kind: 'pending'; requestId: string; percent: number; partial?: Buffer }
   | { kind: 'unknown'; requestId: string };
 
 export interface InvokeRequest {
@@ -83,7 +83,9 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     }
     const view = await store.take(requestId);
     if (view.kind === 'result') return { kind: 'result', requestId, result: view.result };
-    if (view.kind === 'pending') return { kind: 'pending', requestId, percent: view.percent };
+    if (view.kind === 'pending') {
+      return { kind: 'pending', requestId, percent: view.percent, ...(view.partial ? { partial: view.partial } : {}) };
+    }
     return { kind: 'unknown', requestId };
   }
 

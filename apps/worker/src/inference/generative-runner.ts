@@ -10,6 +10,9 @@ const GenerateRequest = z.object({
   max_tokens: z.number().int().min(1).max(4096).default(16),
 });
 
+/** Tokens between progress reports when the client polls instead of streaming. */
+const PROGRESS_EVERY = 64;
+
 const chunk = (id: string, model: string, content: string | null, finish: string | null) =>
   JSON.stringify({
     id,
@@ -31,6 +34,7 @@ export async function runGenerative(
   requestId: string,
   input: InvocationInput,
   stream: { events: EventStream } | undefined,
+  progress?: (percent: number, partial: Buffer) => Promise<unknown>,
 ): Promise<InvocationResult> {
   if (input.kind !== 'json') throw new AppError('INVALID_ARGUMENT', 'a generative function takes a JSON body');
   const parsed = GenerateRequest.safeParse(input.value);
@@ -56,8 +60,17 @@ export async function runGenerative(
     for (let j = 1; j < logits.length; j++) if ((logits[j] as number) > (logits[best] as number)) best = j;
     out.push(best);
     token = BigInt(best);
-    if (stream)
+    if (stream) {
       await stream.events.append(requestId, [{ data: chunk(requestId, model.name, String.fromCharCode(best), null) }]);
+    } else if (progress && (i + 1) % PROGRESS_EVERY === 0) {
+      // A poll in between answers 202 with how far it got and the text so far (nvcf-api.md §12.3).
+      const partial = {
+        id: requestId,
+        object: 'chat.completion.partial',
+        content: Buffer.from(out).toString('latin1'),
+      };
+      await progress(Math.floor(((i + 1) / parsed.data.max_tokens) * 100), Buffer.from(JSON.stringify(partial)));
+    }
   }
   const text = Buffer.from(out).toString('latin1');
   if (stream) {

@@ -1,9 +1,9 @@
 -- Reads an invocation for a client. A terminal result is handed out once: the record becomes a
 -- 'delivered' tombstone (body dropped) that answers 404 afterwards and blocks late duplicate writes.
 -- KEYS[1] request hash
--- Returns {state, pct, fid, vid} while not terminal ({} when missing),
+-- Returns {state, pct, fid, vid, partial} while not terminal ({} when missing),
 -- or {state, pct, fid, vid, code, ctype, hdrs, body, obj} for the one call that takes the result.
-local v = redis.call('HMGET', KEYS[1], 'state', 'pct', 'fid', 'vid')
+local v = redis.call('HMGET', KEYS[1], 'state', 'pct', 'fid', 'vid', 'partial')
 if not v[1] then return {} end
 if v[1] ~= 'fulfilled' and v[1] ~= 'errored' then return v end
 local r = redis.call('HMGET', KEYS[1], 'code', 'ctype', 'hdrs', 'body', 'obj')
