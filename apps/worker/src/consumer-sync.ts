@@ -35,6 +35,7 @@ export interface ConsumerSyncDeps {
   functionModels: ReturnType<typeof createFunctionModelLoader>;
   largeResults: ProcessorDeps['largeResults'];
   events: ProcessorDeps['events'];
+  objects: ProcessorDeps['objects'];
 }
 
 const modelKey = (name: string, version: string) => `${name}\u0000${version}`;
@@ -58,6 +59,7 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
       maxTensorElements: config.maxTensorElements,
       largeResults: deps.largeResults,
       events: deps.events,
+      objects: deps.objects,
     });
     const consumer = createInvocationConsumer(deps.connection, deps.keys, fv.versionId, processor, {
       concurrency,

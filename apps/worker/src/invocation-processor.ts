@@ -1,6 +1,8 @@
 import { isAppError } from '@nvcf/protocol';
 import type { EventStream, InvocationProcessor, InvocationResult, RequestStore } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
+import type { ObjectStore } from '@nvcf/storage';
+import { bindAssetInputs } from './inference/asset-inputs.ts';
 import { runGenerative } from './inference/generative-runner.ts';
 import { decodeInferCall, type InferBody, type ModelRef } from './inference/infer-call.ts';
 import { answerInferCall } from './inference/infer-exchange.ts';
@@ -15,6 +17,8 @@ export interface ProcessorDeps {
   maxTensorElements: number;
   /** Moves a result over the direct limit to the object store (answered with a 302). */
   largeResults: { settle(requestId: string, result: InvocationResult): Promise<InvocationResult> };
+  /** Where asset-borne input tensors are read from. */
+  objects: ObjectStore;
   /** Where a streaming client's events go (one event for a function that answers once). */
   events: EventStream;
 }
@@ -50,9 +54,17 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
         log.debug({ status: result.status, ms: Math.round(performance.now() - started), stored }, 'job done');
         return;
       }
-      const body: InferBody =
+      let body: InferBody =
         job.input.kind === 'json' ? { json: job.input.value } : Buffer.from(job.input.base64, 'base64');
-      const header = job.headers['inference-header-content-length'];
+      let header = job.headers['inference-header-content-length'];
+      if (job.input.kind === 'json') {
+        const referenced = new Set((job.headers['nvcf-function-asset-ids'] ?? '').split(',').filter(Boolean));
+        const bound = await bindAssetInputs(job.input.value, referenced, deps.objects);
+        if (bound) {
+          body = bound.body;
+          header = String(bound.headerLength);
+        }
+      }
       const call = decodeInferCall(core, model, body, header, deps.maxTensorElements);
       const state = await claim;
       if (state !== 'in-progress') {

@@ -61,6 +61,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     log,
     functionModels,
     events: createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds }),
+    objects,
     largeResults: createLargeResultStore({
       objects,
       index: createResultObjectIndex(redis, keys),

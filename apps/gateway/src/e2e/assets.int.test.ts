@@ -14,6 +14,43 @@ afterAll(async () => {
   await h?.close();
 });
 
+describe('an ONNX input tensor from an asset', () => {
+  it('takes the bytes of a referenced asset as the tensor (binary layout), same answer as inline data', async () => {
+    const values = Array.from({ length: 784 }, (_, i) => (i % 17) / 17);
+    const created = await gfetch(`${gw.url}/v2/nvcf/assets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contentType: 'application/octet-stream', description: 'input' }),
+    });
+    const asset = (await created.json()) as { assetId: string; uploadUrl: string };
+    await fetch(asset.uploadUrl, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream', 'x-amz-meta-nvcf-asset-description': 'input' },
+      body: Buffer.from(Float32Array.from(values).buffer),
+    });
+    const path = `/v2/nvcf/pexec/functions/${fnId('classifier')}`;
+    const viaAsset = await pexec(
+      gw.url,
+      path,
+      { inputs: [{ name: 'INPUT', datatype: 'FP32', shape: [1, 784], parameters: { nvcf_asset_id: asset.assetId } }] },
+      { 'nvcf-input-asset-references': asset.assetId },
+    );
+    expect(viaAsset.status).toBe(200);
+    const inline = await pexec(gw.url, path, {
+      inputs: [{ name: 'INPUT', datatype: 'FP32', shape: [1, 784], data: values }],
+    });
+    const probs = (r: { outputs: { data: number[] }[] }) => r.outputs[0]?.data;
+    expect(probs((await viaAsset.json()) as never)).toEqual(probs((await inline.json()) as never));
+
+    // Naming an asset the invocation did not reference is refused.
+    const unreferenced = await pexec(gw.url, path, {
+      inputs: [{ name: 'INPUT', datatype: 'FP32', shape: [1, 784], parameters: { nvcf_asset_id: asset.assetId } }],
+    });
+    expect(unreferenced.status).toBe(400);
+    expect(((await unreferenced.json()) as { detail: string }).detail).toMatch(/NVCF-INPUT-ASSET-REFERENCES/);
+  });
+});
+
 describe('assets through the gateway', () => {
   it('NVCF-INPUT-ASSET-REFERENCES: unknown → 404 with NVCF’s text, not a UUID → 400, uploaded → invoked', async () => {
     const path = `/v2/nvcf/pexec/functions/${fnId('simple')}`;
