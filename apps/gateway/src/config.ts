@@ -6,6 +6,7 @@ export const GatewayEnv = z.object({
   GATEWAY_HOST: envString('0.0.0.0'),
   GATEWAY_PORT: envInt(8080, 0, 65535),
   GATEWAY_GRPC_PORT: envInt(8081, -1, 65535),
+  GATEWAY_SHUTDOWN_GRACE_MS: envInt(10_000, 0, 3_600_000),
   MAX_REQUEST_BODY_BYTES: envInt(5 * 1024 * 1024, 1),
   DEFAULT_POLL_SECONDS: envInt(60, 1, 3600),
   JOB_ATTEMPTS: envInt(3, 1, 100),
@@ -33,6 +34,8 @@ export interface GatewayConfig {
   port: number;
   /** gRPC port (inference.GRPCInferenceService routed by `function-id` metadata); -1 disables, 0 picks one. */
   grpcPort: number;
+  /** How long a stopping gateway lets open event streams run before it cuts them. */
+  shutdownGraceMs: number;
   redisUrl: string;
   keyPrefix: string;
   requestTtlSeconds: number;
@@ -66,6 +69,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     host: env.GATEWAY_HOST,
     port: env.GATEWAY_PORT,
     grpcPort: env.GATEWAY_GRPC_PORT,
+    shutdownGraceMs: env.GATEWAY_SHUTDOWN_GRACE_MS,
     redisUrl: env.REDIS_URL,
     keyPrefix: env.NVCF_KEY_PREFIX,
     requestTtlSeconds: env.REQUEST_TTL_SECONDS,

@@ -140,25 +140,38 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
       : undefined;
   if (grpc) log.info({ port: grpc.port }, 'gateway gRPC listening');
 
+  let closing: Promise<void> | undefined;
   return {
     url: `http://${host}:${port}`,
     port,
     grpcPort: grpc?.port ?? 0,
-    async close() {
-      // gRPC first: new calls are refused at once; waiting ones end when the completion waiter closes.
-      assetSweeper.stop();
-      clearInterval(resultSweeper);
-      const grpcClosed = grpc?.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        if ('closeIdleConnections' in server) server.closeIdleConnections();
-        // Waiting long-polls end now with a 202 the client can follow up on any replica.
-        void completions.close();
-      });
-      await grpcClosed;
-      await producer.close();
-      redis.disconnect();
-      subscriber.disconnect();
+    close() {
+      closing ??= shutdown();
+      return closing;
     },
   };
+
+  async function shutdown(): Promise<void> {
+    // gRPC first: new calls are refused at once; waiting ones end when the completion waiter closes.
+    assetSweeper.stop();
+    clearInterval(resultSweeper);
+    const grpcClosed = grpc?.close();
+    // New connections are refused at once; open event streams get `shutdownGraceMs` to finish.
+    const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+    if ('closeIdleConnections' in server) server.closeIdleConnections();
+    // Waiting long-polls end now with a 202 the client can follow up on any replica; streams go on.
+    completions.endWaits();
+    const graceOver = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), config.shutdownGraceMs).unref());
+    if ((await Promise.race([drained, graceOver])) === 'timeout') {
+      log.warn({ graceMs: config.shutdownGraceMs }, 'open streams outlived the shutdown grace; closing them');
+      await completions.close();
+      if ('closeAllConnections' in server) server.closeAllConnections();
+      await drained;
+    }
+    await completions.close();
+    await grpcClosed;
+    await producer.close();
+    redis.disconnect();
+    subscriber.disconnect();
+  }
 }

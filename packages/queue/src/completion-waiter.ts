@@ -29,6 +29,11 @@ export interface CompletionWaiter {
    */
   watchEvents(requestId: string, onAppend: () => void): { stop(): void };
   readonly pending: number;
+  /**
+   * Ends every wait now (as aborted) but keeps the subscription: a stopping gateway answers its
+   * long-polls with 202 while its open event streams still receive events.
+   */
+  endWaits(): void;
   close(): Promise<void>;
 }
 
@@ -124,6 +129,9 @@ export function createCompletionWaiter(subscriber: Redis, keys: Keys, gatewayId:
     },
     get pending() {
       return count;
+    },
+    endWaits() {
+      for (const set of [...waiters.values()]) for (const settle of [...set]) settle(ABORTED);
     },
     async close() {
       deadlines.clear();

@@ -189,3 +189,35 @@ describe('a stream served by another gateway', () => {
     await worker.close();
   });
 });
+
+describe('a stopping gateway', () => {
+  it('lets an open stream finish, and cuts one that outlives the grace', async () => {
+    const worker = await h.worker();
+    const graceful = await h.gateway({ GATEWAY_SHUTDOWN_GRACE_MS: '20000' });
+    const res = await fetch(`${graceful.url}/v2/nvcf/pexec/functions/${fnId('generative')}`, {
+      method: 'POST',
+      headers: { ...adminAuth, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ prompt: 'H', max_tokens: 400 }),
+    });
+    const reading = readEvents(res);
+    const closing = graceful.close();
+    const events = await reading;
+    await closing;
+    expect(events.at(-1)?.data).toBe('[DONE]');
+    expect(events).toHaveLength(402);
+    await worker.close();
+
+    // No worker: this stream would wait its whole window; the grace cuts it.
+    const strict = await h.gateway({ GATEWAY_SHUTDOWN_GRACE_MS: '300' });
+    const stuck = await fetch(`${strict.url}/v2/nvcf/pexec/functions/${fnId('generative')}`, {
+      method: 'POST',
+      headers: { ...adminAuth, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ prompt: 'H', max_tokens: 5 }),
+    });
+    const t0 = Date.now();
+    const cut = readEvents(stuck).catch(() => []);
+    await strict.close();
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(await cut).toEqual([]);
+  });
+});

@@ -30,7 +30,9 @@ export function eventStreamResponse(c: Context, deps: EventStreamDeps, requestId
     void waiter.outcome.then((o) => {
       // Completion can beat the last append's notification; a read after it finds the events.
       if (o.kind === 'completed') completed = true;
-      else ended = true;
+      // The window closed. (An abort is either the client leaving, seen by onAbort, or a stopping
+      // gateway ending its waits: the stream itself runs on, within the shutdown grace.)
+      else if (o.kind === 'timeout') ended = true;
       wake();
     });
     stream.onAbort(() => {
