@@ -1,10 +1,12 @@
 /**
- * The sections one run can measure (`BENCH_SECTIONS`, default both):
+ * The sections one run can measure (`BENCH_SECTIONS`, default all three):
  *   pexec   the invocation path (gateway → Redis → worker) over HTTP pexec and gateway gRPC ModelInfer,
  *           beside inproc and the bare BullMQ round trip,
- *   kserve  the worker's own KServe V2 surfaces (HTTP JSON, HTTP binary, gRPC) beside a bare HTTP echo.
+ *   kserve  the worker's own KServe V2 surfaces (HTTP JSON, HTTP binary, gRPC) beside a bare HTTP echo,
+ *   stream  SSE streaming of the `generative` function (time to first event, per-event overhead) beside an
+ *           in-process greedy decode loop of the same model.
  */
-export const SECTIONS = ['pexec', 'kserve'] as const;
+export const SECTIONS = ['pexec', 'kserve', 'stream'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 /** What one `pnpm bench` run measures; every knob is an env variable so a run can be repeated exactly. */
@@ -26,6 +28,10 @@ export interface BenchConfig {
   /** The kserve section's concurrencies and window: direct calls are fast, so a shorter window suffices. */
   kserveConcurrencies: number[];
   kserveMeasureSeconds: number;
+  /** The stream section: tokens per completion, measured runs, warm-up runs (sequential). */
+  streamTokens: number;
+  streamRuns: number;
+  streamWarmupRuns: number;
 }
 
 function positive(env: NodeJS.ProcessEnv, name: string, def: number): number {
@@ -33,6 +39,14 @@ function positive(env: NodeJS.ProcessEnv, name: string, def: number): number {
   if (raw === undefined || raw === '') return def;
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got '${raw}'`);
+  return value;
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, def: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be an integer ≥ ${min}, got '${raw}'`);
   return value;
 }
 
@@ -67,5 +81,8 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     pollSeconds: positive(env, 'BENCH_POLL_SECONDS', 30),
     kserveConcurrencies: concurrencyList(env, 'BENCH_KSERVE_CONCURRENCY', '1,16'),
     kserveMeasureSeconds: positive(env, 'BENCH_KSERVE_SECONDS', 3),
+    streamTokens: integer(env, 'BENCH_STREAM_TOKENS', 64, 2),
+    streamRuns: integer(env, 'BENCH_STREAM_RUNS', 20, 1),
+    streamWarmupRuns: integer(env, 'BENCH_STREAM_WARMUP_RUNS', 3, 0),
   };
 }

@@ -1,10 +1,12 @@
 /**
  * `pnpm bench`: requests/s and latency of the product, each figure beside a baseline measured in the same
- * run, on one private redis-server. Two sections (BENCH_SECTIONS, default both):
+ * run, on one private redis-server. Three sections (BENCH_SECTIONS, default all):
  *   pexec   inproc / pexec / grpc-invoke / bullmq-floor: the invocation path through gateway, Redis and
  *           worker, over HTTP pexec and the gateway's gRPC port (pexec-section.ts);
  *   kserve  the worker's KServe V2 HTTP JSON, HTTP binary and gRPC infer beside a bare Hono echo of the
- *           same sizes (kserve-section.ts).
+ *           same sizes (kserve-section.ts);
+ *   stream  SSE streaming of the `generative` function: time to first event and per-event overhead beside an
+ *           in-process greedy decode loop of the same model (stream-section.ts).
  * Prints a table per section and writes bench/results/<timestamp>.json and bench/results/latest.json.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,6 +22,7 @@ import { machineInfo } from './machine-info.ts';
 import { payloadFor } from './payloads.ts';
 import { NOOP_WORKER_CONCURRENCY, PEXEC_WORKER_CONCURRENCY, runPexecSection } from './pexec-section.ts';
 import { type BenchReport, contentionWarning, formatCpuTable, formatTable, writeReport } from './report.ts';
+import { formatStreamTable, runStreamSection } from './stream-section.ts';
 
 const config = loadBenchConfig();
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
@@ -38,13 +41,14 @@ try {
 
   const modelRepository = await mkdtemp(join(tmpdir(), 'nvcf-bench-models-'));
   cleanups.push(() => rm(modelRepository, { recursive: true, force: true }));
-  await generateExampleRepository(modelRepository);
+  await generateExampleRepository(modelRepository, { includeGenerative: true });
   const payloads = config.models.map(payloadFor);
   const section = { config, redisUrl: redis.url, modelRepository, payloads, pids, log };
 
   // One section after the other: the pexec stack is closed before the kserve worker starts.
   const pexec = config.sections.includes('pexec') ? await runPexecSection(section) : { runs: [], comparisons: [] };
   const kserve = config.sections.includes('kserve') ? await runKserveSection(section) : undefined;
+  const stream = config.sections.includes('stream') ? await runStreamSection(section) : undefined;
 
   const report: BenchReport = {
     timestamp: new Date().toISOString(),
@@ -57,6 +61,7 @@ try {
     },
     ...pexec,
     ...(kserve ? { kserve } : {}),
+    ...(stream ? { stream } : {}),
   };
   const machine = report.machine as { cpuModel: string; cpuCount: number; node: string };
   console.log(`\n${machine.cpuModel} x${machine.cpuCount}, node ${machine.node}, redis ${redisVersion}`);
@@ -85,6 +90,14 @@ try {
     if (cpuTable) console.log(`\nCPU during each kserve window, % of one core:\n${cpuTable}`);
     const warning = contentionWarning(kserve.runs);
     if (warning) console.log(warning);
+  }
+  if (stream) {
+    console.log(
+      `\nSSE streaming of '${stream.model}' (${stream.tokens} tokens, ${stream.stream.runs} sequential runs after ` +
+        `${stream.warmupRuns} warm-up) vs the same greedy loop in-process; ms; ttfe = time to first event, ` +
+        `per-event = (t(N-th) − t(first)) / (N − 1)\n`,
+    );
+    console.log(formatStreamTable(stream));
   }
   const paths = await writeReport(join(import.meta.dirname, '../results'), report);
   console.log(`\nwrote ${paths.join(', ')}`);

@@ -35,6 +35,8 @@ export interface ProductStack {
   client: HttpClient;
   /** ModelInfer through the gateway's gRPC port with the same key; its channels open on `open()`. */
   grpc: GatewayGrpcClient;
+  /** The bootstrap admin key the gateway was started with (every scope). */
+  adminKey: string;
   close(): Promise<void>;
 }
 
@@ -92,7 +94,7 @@ export async function startProductStack(opts: ProductStackOptions): Promise<Prod
     await close();
     throw err;
   }
-  return { url, grpcAddress, gateway, worker, client, grpc, close };
+  return { url, grpcAddress, gateway, worker, client, grpc, adminKey, close };
 }
 
 /** Polls `GET /v2/nvcf/functions` until every function is ACTIVE (its worker loaded it and heartbeats). */

@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KserveReport } from './kserve-report.ts';
 import type { LoadResult } from './load-driver.ts';
+import type { StreamReport } from './stream-section.ts';
 
 /** In the order each (model, concurrency) runs them: grpc-invoke right after pexec, on the same stack. */
 export const MODES = ['inproc', 'pexec', 'grpc-invoke', 'bullmq-floor'] as const;
@@ -36,6 +37,8 @@ export interface BenchReport {
   comparisons: Comparison[];
   /** The kserve section, when run. */
   kserve?: KserveReport;
+  /** The stream section, when run. */
+  stream?: StreamReport;
 }
 
 export function compare(runs: RunRecord[]): Comparison[] {
