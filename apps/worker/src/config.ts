@@ -13,6 +13,7 @@ export const WorkerEnv = z.object({
   MODEL_REPOSITORY: envString('./model-repository'),
   ASSET_STORE_DIR: envString('./.data/assets'),
   MAX_DIRECT_RESULT_BYTES: envInt(5 * 1024 * 1024, 1),
+  STREAM_CHUNK_ROWS: envInt(16, 0),
   RESULT_OBJECT_TTL_SECONDS: envInt(24 * 60 * 60, 60),
   WORKER_ID: envString(''),
   WORKER_CONCURRENCY: envInt(4, 1, 1024),
@@ -47,6 +48,8 @@ export interface WorkerConfig {
   assetStoreDir: string;
   /** Larger results are stored and answered with a 302 (NVCF: 5 MiB). */
   maxDirectResultBytes: number;
+  /** A streaming request's batch is answered this many rows at a time (0: whole). */
+  streamChunkRows: number;
   resultObjectTtlSeconds: number;
   workerId: string;
   concurrency: number;
@@ -82,6 +85,7 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     modelRepository: env.MODEL_REPOSITORY,
     assetStoreDir: env.ASSET_STORE_DIR,
     maxDirectResultBytes: env.MAX_DIRECT_RESULT_BYTES,
+    streamChunkRows: env.STREAM_CHUNK_ROWS,
     resultObjectTtlSeconds: env.RESULT_OBJECT_TTL_SECONDS,
     workerId: env.WORKER_ID || `worker-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
     concurrency: env.WORKER_CONCURRENCY,

@@ -60,6 +60,7 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
       largeResults: deps.largeResults,
       events: deps.events,
       objects: deps.objects,
+      streamChunkRows: config.streamChunkRows,
     });
     const consumer = createInvocationConsumer(deps.connection, deps.keys, fv.versionId, processor, {
       concurrency,

@@ -3,6 +3,7 @@ import type { EventStream, InvocationProcessor, InvocationResult, RequestStore }
 import type { Logger } from '@nvcf/service-kit';
 import type { ObjectStore } from '@nvcf/storage';
 import { bindAssetInputs } from './inference/asset-inputs.ts';
+import { answerInChunks } from './inference/batch-chunks.ts';
 import { runGenerative } from './inference/generative-runner.ts';
 import { decodeInferCall, type InferBody, type ModelRef } from './inference/infer-call.ts';
 import { answerInferCall } from './inference/infer-exchange.ts';
@@ -17,6 +18,8 @@ export interface ProcessorDeps {
   maxTensorElements: number;
   /** Moves a result over the direct limit to the object store (answered with a 302). */
   largeResults: { settle(requestId: string, result: InvocationResult): Promise<InvocationResult> };
+  /** A streaming request's batch is answered this many rows at a time, one event each (0: whole). */
+  streamChunkRows: number;
   /** Where asset-borne input tensors are read from. */
   objects: ObjectStore;
   /** Where a streaming client's events go (one event for a function that answers once). */
@@ -71,6 +74,18 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
         // A stalled job re-delivered after its result was stored: nothing to do.
         log.info({ state, attempt: ctx.attempt }, 'job skipped: request already settled');
         return;
+      }
+      if (job.stream && deps.streamChunkRows > 0) {
+        const chunked = await answerInChunks(core, call, deps.streamChunkRows, (reply, last) =>
+          deps.events.append(job.requestId, [{ data: reply.body.toString('utf8'), last }]),
+        );
+        if (chunked) {
+          // The events carried the answer; the stored result says so for a later status poll.
+          const note = { id: job.requestId, streamed: true, detail: 'answered in chunks as server-sent events' };
+          result = { status: 200, contentType: 'application/json', body: Buffer.from(JSON.stringify(note)) };
+          await store.complete(job.requestId, result, job.reply);
+          return;
+        }
       }
       const reply = await answerInferCall(core, call);
       result = { status: 200, contentType: reply.contentType, body: reply.body, headers: reply.headers };

@@ -221,3 +221,32 @@ describe('a stopping gateway', () => {
     expect(await cut).toEqual([]);
   });
 });
+
+describe('a large batch to a streaming client', () => {
+  it('arrives as one event per chunk of rows (STREAM_CHUNK_ROWS, 16), together equal to the whole answer', async () => {
+    const worker = await h.worker();
+    const rows = 40;
+    const data = Array.from({ length: rows * 784 }, (_, i) => (i % 29) / 29);
+    const body = { inputs: [{ name: 'INPUT', datatype: 'FP32', shape: [rows, 784], data }] };
+    const res = await fetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('classifier')}`, {
+      method: 'POST',
+      headers: { ...adminAuth, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify(body),
+    });
+    const events = await readEvents(res);
+    const parts = events.map((e) => JSON.parse(e.data) as { outputs: { shape: number[]; data: number[] }[] });
+    expect(parts.map((p) => p.outputs[0]?.shape)).toEqual([
+      [16, 10],
+      [16, 10],
+      [8, 10],
+    ]);
+    const whole = await gfetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('classifier')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const all = ((await whole.json()) as { outputs: { data: number[] }[] }).outputs[0]?.data;
+    expect(parts.flatMap((p) => p.outputs[0]?.data ?? [])).toEqual(all);
+    await worker.close();
+  });
+});
