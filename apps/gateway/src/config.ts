@@ -1,4 +1,5 @@
-import { envInt, envString, loadEnvConfig, sharedEnv } from '@nvcf/service-kit';
+import { envInt, envString, loadEnvConfig, objectStoreConfig, objectStoreEnv, sharedEnv } from '@nvcf/service-kit';
+import type { ObjectStoreConfig } from '@nvcf/storage';
 import { z } from 'zod';
 
 export const GatewayEnv = z.object({
@@ -17,7 +18,7 @@ export const GatewayEnv = z.object({
   AUTH_CACHE_MS: envInt(2000, 0, 60_000),
   MAX_QUEUE_DEPTH: envInt(100_000, 0),
   RATE_LIMIT_PER_MINUTE: envInt(0, 0),
-  ASSET_STORE_DIR: envString('./.data/assets'),
+  ...objectStoreEnv,
   URL_SIGNING_SECRET: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
   PUBLIC_BASE_URL: envString('').refine(
     (s) => s === '' || (/^https?:\/\//.test(s) && URL.canParse(s)),
@@ -52,8 +53,8 @@ export interface GatewayConfig {
   maxQueueDepth: number;
   /** New invocations per credential per minute before 429 (0: unlimited). */
   rateLimitPerMinute: number;
-  /** Where asset bytes live (shared with the workers). */
-  assetStoreDir: string;
+  /** Assets, function models and large results (a local directory or S3-compatible storage). */
+  objectStore: ObjectStoreConfig;
   /** HMAC secret of signed upload URLs; every gateway must share it (random per process when unset). */
   urlSigningSecret?: string;
   /** The gateway's address as clients reach it, for the upload URLs it hands out. */
@@ -83,7 +84,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     authCacheMs: env.AUTH_CACHE_MS,
     maxQueueDepth: env.MAX_QUEUE_DEPTH,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
-    assetStoreDir: env.ASSET_STORE_DIR,
+    objectStore: objectStoreConfig(env),
     ...(env.URL_SIGNING_SECRET ? { urlSigningSecret: env.URL_SIGNING_SECRET } : {}),
     ...(env.PUBLIC_BASE_URL ? { publicBaseUrl: env.PUBLIC_BASE_URL } : {}),
     assetMaxBytes: env.ASSET_MAX_BYTES,

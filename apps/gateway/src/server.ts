@@ -16,7 +16,7 @@ import {
   resultObjectKey,
 } from '@nvcf/queue';
 import { createLogger, type Logger } from '@nvcf/service-kit';
-import { createLocalDirStore } from '@nvcf/storage';
+import { openObjectStore } from '@nvcf/storage';
 import { v4 as uuidv4 } from 'uuid';
 import { createGatewayApp } from './app.ts';
 import { createAssetService, urlSigningSecret } from './assets/index.ts';
@@ -71,7 +71,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     cacheMs: config.authCacheMs,
     ...(config.jwtSecret ? { jwtSecret: config.jwtSecret } : {}),
   });
-  const objects = createLocalDirStore(config.assetStoreDir);
+  const objects = await openObjectStore(config.objectStore);
   const signingSecret = urlSigningSecret(config.urlSigningSecret, (msg) => log.warn(msg));
   const results = createResultLinks({
     objects,

@@ -1,4 +1,13 @@
-import { envBool, envInt, envString, loadEnvConfig, sharedEnv } from '@nvcf/service-kit';
+import {
+  envBool,
+  envInt,
+  envString,
+  loadEnvConfig,
+  objectStoreConfig,
+  objectStoreEnv,
+  sharedEnv,
+} from '@nvcf/service-kit';
+import type { ObjectStoreConfig } from '@nvcf/storage';
 import { z } from 'zod';
 
 const providerList = envString('cuda,cpu').transform((s) =>
@@ -11,7 +20,7 @@ const providerList = envString('cuda,cpu').transform((s) =>
 export const WorkerEnv = z.object({
   ...sharedEnv,
   MODEL_REPOSITORY: envString('./model-repository'),
-  ASSET_STORE_DIR: envString('./.data/assets'),
+  ...objectStoreEnv,
   MAX_DIRECT_RESULT_BYTES: envInt(5 * 1024 * 1024, 1),
   STREAM_CHUNK_ROWS: envInt(16, 0),
   RESULT_OBJECT_TTL_SECONDS: envInt(24 * 60 * 60, 60),
@@ -44,8 +53,8 @@ export interface WorkerConfig {
   requestTtlSeconds: number;
   logLevel: string;
   modelRepository: string;
-  /** The object store the gateway keeps function models in (shared). */
-  assetStoreDir: string;
+  /** Assets, function models and large results (a local directory or S3-compatible storage). */
+  objectStore: ObjectStoreConfig;
   /** Larger results are stored and answered with a 302 (NVCF: 5 MiB). */
   maxDirectResultBytes: number;
   /** A streaming request's batch is answered this many rows at a time (0: whole). */
@@ -83,7 +92,7 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     requestTtlSeconds: env.REQUEST_TTL_SECONDS,
     logLevel: env.LOG_LEVEL,
     modelRepository: env.MODEL_REPOSITORY,
-    assetStoreDir: env.ASSET_STORE_DIR,
+    objectStore: objectStoreConfig(env),
     maxDirectResultBytes: env.MAX_DIRECT_RESULT_BYTES,
     streamChunkRows: env.STREAM_CHUNK_ROWS,
     resultObjectTtlSeconds: env.RESULT_OBJECT_TTL_SECONDS,

@@ -8,7 +8,7 @@ import {
   createResultObjectIndex,
 } from '@nvcf/queue';
 import { createLogger, type Logger } from '@nvcf/service-kit';
-import { createLocalDirStore } from '@nvcf/storage';
+import { openObjectStore } from '@nvcf/storage';
 import type { WorkerConfig } from './config.ts';
 import { createConsumerSync } from './consumer-sync.ts';
 import { createFunctionModelLoader } from './function-models.ts';
@@ -44,7 +44,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
   const store = createRequestStore(redis, keys, { ttlSeconds: config.requestTtlSeconds });
   const core = await startInferenceCore(config, log);
 
-  const objects = createLocalDirStore(config.assetStoreDir);
+  const objects = await openObjectStore(config.objectStore);
   const functionModels = createFunctionModelLoader({
     core,
     objects,

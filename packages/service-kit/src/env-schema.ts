@@ -22,3 +22,41 @@ export const sharedEnv = {
   REQUEST_TTL_SECONDS: envInt(3600, 60),
   LOG_LEVEL: envLogLevel(),
 };
+
+/** Where assets, function models and large results are kept: a local directory, or S3-compatible storage. */
+export const objectStoreEnv = {
+  ASSET_STORE_DIR: envString('./.data/assets'),
+  OBJECT_STORE: z.preprocess((v) => (v === '' || v === undefined ? 'local' : v), z.enum(['local', 's3'])),
+  S3_ENDPOINT: envString(''),
+  S3_REGION: envString('us-east-1'),
+  S3_BUCKET: envString('nvcf'),
+  S3_ACCESS_KEY_ID: envString(''),
+  S3_SECRET_ACCESS_KEY: envString(''),
+};
+
+/** The object-store part of a parsed environment, in the shape `openObjectStore` takes. */
+export function objectStoreConfig(env: {
+  ASSET_STORE_DIR: string;
+  OBJECT_STORE: 'local' | 's3';
+  S3_ENDPOINT: string;
+  S3_REGION: string;
+  S3_BUCKET: string;
+  S3_ACCESS_KEY_ID: string;
+  S3_SECRET_ACCESS_KEY: string;
+}) {
+  return {
+    kind: env.OBJECT_STORE,
+    dir: env.ASSET_STORE_DIR,
+    ...(env.OBJECT_STORE === 's3'
+      ? {
+          s3: {
+            ...(env.S3_ENDPOINT ? { endpoint: env.S3_ENDPOINT } : {}),
+            region: env.S3_REGION,
+            bucket: env.S3_BUCKET,
+            accessKeyId: env.S3_ACCESS_KEY_ID,
+            secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+          },
+        }
+      : {}),
+  };
+}

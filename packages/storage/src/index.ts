@@ -1,4 +1,6 @@
 export * from './function-models.ts';
 export * from './local-dir-store.ts';
 export * from './object-store.ts';
+export * from './open-object-store.ts';
+export * from './s3-store.ts';
 export * from './signed-url.ts';
