@@ -26,6 +26,7 @@ export const GatewayEnv = z.object({
   ),
   ASSET_MAX_BYTES: envInt(1024 * 1024 * 1024, 1),
   ASSET_TTL_SECONDS: envInt(24 * 60 * 60, 60),
+  STORAGE_SWEEP_MS: envInt(60_000, 100),
   NVCF_NCA_ID: envString('self-hosted'),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnv>;
@@ -61,6 +62,8 @@ export interface GatewayConfig {
   publicBaseUrl?: string;
   assetMaxBytes: number;
   assetTtlSeconds: number;
+  /** How often expired assets and results are looked for and deleted. */
+  storageSweepMs: number;
   ncaId: string;
   logLevel: string;
 }
@@ -89,6 +92,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     ...(env.PUBLIC_BASE_URL ? { publicBaseUrl: env.PUBLIC_BASE_URL } : {}),
     assetMaxBytes: env.ASSET_MAX_BYTES,
     assetTtlSeconds: env.ASSET_TTL_SECONDS,
+    storageSweepMs: env.STORAGE_SWEEP_MS,
     ncaId: env.NVCF_NCA_ID,
     logLevel: env.LOG_LEVEL,
   };

@@ -86,7 +86,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
       .takeExpired(100)
       .then((due) => Promise.all(due.map((key) => objects.delete(key))))
       .catch((err: unknown) => log.warn({ err }, 'reclaiming expired results failed'));
-  }, 60_000);
+  }, config.storageSweepMs);
   resultSweeper.unref();
   const assets = createAssetService({
     store: createAssetStore(redis, keys, { ttlSeconds: config.assetTtlSeconds }),
@@ -96,7 +96,9 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     maxBytes: config.assetMaxBytes,
     ...(config.publicBaseUrl ? { publicBaseUrl: config.publicBaseUrl } : {}),
   });
-  const assetSweeper = assets.startSweeper(60_000, (err) => log.warn({ err }, 'reclaiming expired assets failed'));
+  const assetSweeper = assets.startSweeper(config.storageSweepMs, (err) =>
+    log.warn({ err }, 'reclaiming expired assets failed'),
+  );
   const limiter = createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 });
   const app = createGatewayApp({
     auth,

@@ -23,7 +23,7 @@ export const WorkerEnv = z.object({
   ...objectStoreEnv,
   MAX_DIRECT_RESULT_BYTES: envInt(5 * 1024 * 1024, 1),
   STREAM_CHUNK_ROWS: envInt(16, 0),
-  RESULT_OBJECT_TTL_SECONDS: envInt(24 * 60 * 60, 60),
+  RESULT_OBJECT_TTL_SECONDS: envInt(24 * 60 * 60, 1),
   WORKER_ID: envString(''),
   WORKER_CONCURRENCY: envInt(4, 1, 1024),
   ORT_EXECUTION_PROVIDERS: providerList,

@@ -67,3 +67,23 @@ describe('results over the direct limit', () => {
     expect(await index.takeExpired(1000)).toEqual([]);
   });
 });
+
+describe('stored results expire', () => {
+  it('is deleted once its TTL is over: the signed URL then answers 404', async () => {
+    const short = await h.worker({ MAX_DIRECT_RESULT_BYTES: '64', RESULT_OBJECT_TTL_SECONDS: '1' });
+    const sweeping = await h.gateway({ STORAGE_SWEEP_MS: '200' });
+    await worker.close(); // only the short-TTL worker answers now
+    const res = await pexec(sweeping.url, `/v2/nvcf/pexec/functions/${fnId('simple')}`, simpleRequest());
+    expect(res.status).toBe(302);
+    const location = res.headers.get('location') ?? '';
+    expect((await fetch(location)).status).toBe(200);
+    const deadline = Date.now() + 10_000;
+    let status = 200;
+    while (Date.now() < deadline && status === 200) {
+      await new Promise((r) => setTimeout(r, 200));
+      status = (await fetch(location)).status;
+    }
+    expect(status).toBe(404);
+    await short.close();
+  });
+});

@@ -250,3 +250,18 @@ describe('a large batch to a streaming client', () => {
     await worker.close();
   });
 });
+
+describe('the per-event size cap', () => {
+  it('an event over 4 MiB is not sent: the stream ends with an error event saying why', async () => {
+    const reqId = '00000000-0000-4000-8000-00000000e4e4';
+    const events = createEventStream(h.redis, createKeys(h.keyPrefix), { ttlSeconds: 60 });
+    await events.append(reqId, [{ data: 'small' }, { data: 'x'.repeat(4 * 1024 * 1024 + 1), last: true }]);
+    const res = await fetch(`${gw.url}/v2/nvcf/pexec/status/${reqId}`, {
+      headers: { ...adminAuth, accept: 'text/event-stream' },
+    });
+    const text = await res.text();
+    expect(text).toContain('data: small');
+    expect(text).toMatch(/event: error\ndata: \{"error":"event exceeds the 4194304-byte limit/);
+    expect(text.length).toBeLessThan(10_000);
+  });
+});

@@ -3,6 +3,9 @@ import type { CompletionWaiter, EventStream, RequestStore, Waiter } from '@nvcf/
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 
+/** The per-event size cap (issue 4: 4 MB). */
+export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
+
 export interface EventStreamDeps {
   events: EventStream;
   completions: CompletionWaiter;
@@ -47,6 +50,17 @@ export function eventStreamResponse(c: Context, deps: EventStreamDeps, requestId
         const batch = await deps.events.read(requestId, last);
         let finished = false;
         for (const e of batch) {
+          if (Buffer.byteLength(e.data) > MAX_EVENT_BYTES) {
+            // One event must stay a reasonable unit for every client and proxy on the way.
+            await stream.writeSSE({
+              event: 'error',
+              data: JSON.stringify({
+                error: `event exceeds the ${MAX_EVENT_BYTES}-byte limit of one server-sent event`,
+              }),
+            });
+            finished = true;
+            break;
+          }
           await stream.writeSSE({ data: e.data, id: e.id });
           last = e.id;
           finished ||= e.last;
