@@ -1,21 +1,21 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Client, credentials, makeGenericClientConstructor, Server, ServerCredentials } from '@grpc/grpc-js';
+import { type Client, credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { generateExampleRepository } from '@nvcf/models';
 import { pino } from 'pino';
 import type protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type KserveGrpcServer, startKserveGrpcServer } from '../grpc/kserve-grpc-server.ts';
 import type { InferenceCore } from '../inference-server/core-types.ts';
 import { startInferenceCore } from '../inference-server/create-core.ts';
 import { compactFromDecoded } from '../triton-v1/v1-codec.ts';
 import type { InferResponseHeaderMsg, RequestStatusMsg, ServerStatusMsg } from '../triton-v1/v1-messages.ts';
 import { tritonV1GrpcDefinition } from './v1-grpc-definition.ts';
-import { createTritonV1GrpcService } from './v1-grpc-service.ts';
 
 let dir: string;
 let core: InferenceCore;
-let server: Server;
+let server: KserveGrpcServer;
 let client: Client;
 
 beforeAll(async () => {
@@ -26,17 +26,15 @@ beforeAll(async () => {
     { modelRepository: dir, executionProviders: ['cpu'], intraOpThreads: 1, interOpThreads: 1 },
     logger,
   );
-  server = new Server();
-  server.addService(tritonV1GrpcDefinition(), createTritonV1GrpcService(core, { logger }));
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-  );
+  // The worker's own gRPC port: v1 is served there beside KServe V2.
+  server = await startKserveGrpcServer(core, { host: '127.0.0.1', port: 0, logger });
+  const port = server.port;
   const Client = makeGenericClientConstructor(tritonV1GrpcDefinition(), 'GRPCService');
   client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
 });
 afterAll(async () => {
   client?.close();
-  await new Promise<void>((resolve) => (server ? server.tryShutdown(() => resolve()) : resolve()));
+  await server?.close();
   await core?.close();
   await rm(dir, { recursive: true, force: true });
 });
