@@ -35,20 +35,3 @@ export function ortTypeFromDatatype(datatype: Datatype): OrtTensorType | undefin
     ? ORT_TYPE_BY_DATATYPE[datatype as SupportedDatatype]
     : undefined;
 }
-
-/** The typed array class each fixed-size datatype is stored in (tensor.ts); BYTES is an array of Uint8Array. */
-export const TYPED_ARRAY_BY_DATATYPE = {
-  BOOL: Uint8Array,
-  UINT8: Uint8Array,
-  UINT16: Uint16Array,
-  UINT32: Uint32Array,
-  UINT64: BigUint64Array,
-  INT8: Int8Array,
-  INT16: Int16Array,
-  INT32: Int32Array,
-  INT64: BigInt64Array,
-  FP16: Uint16Array,
-  FP32: Float32Array,
-  FP64: Float64Array,
-  BF16: Uint16Array,
-} as const satisfies Record<Exclude<Datatype, 'BYTES'>, unknown>;

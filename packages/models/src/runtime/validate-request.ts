@@ -1,5 +1,4 @@
-import { AppError, type Tensor, type TensorSpec } from '@nvcf/protocol';
-import { TYPED_ARRAY_BY_DATATYPE } from './datatypes.ts';
+import { AppError, FIXED_ARRAY_CLASS, type Tensor, type TensorSpec } from '@nvcf/protocol';
 import type { ModelSignature } from './model-signature.ts';
 
 const fmtShape = (shape: readonly number[]) => `[${shape.join(',')}]`;
@@ -22,7 +21,7 @@ function checkData(model: string, spec: TensorSpec, tensor: Tensor): void {
     if (!Array.isArray(tensor.data))
       throw invalid(`inference input '${tensor.name}' of datatype BYTES must hold byte strings`);
   } else {
-    const expected = TYPED_ARRAY_BY_DATATYPE[tensor.datatype];
+    const expected = FIXED_ARRAY_CLASS[tensor.datatype];
     if (!(tensor.data instanceof expected)) {
       throw invalid(
         `inference input '${tensor.name}' of datatype ${tensor.datatype} must hold a ${expected.name}, got ${tensor.data.constructor.name}`,
