@@ -1,5 +1,5 @@
 import { isAppError } from '@nvcf/protocol';
-import type { EventStream, InvocationProcessor, InvocationResult, RequestStore } from '@nvcf/queue';
+import type { EventStream, InvocationJob, InvocationProcessor, InvocationResult, RequestStore } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import type { ObjectStore } from '@nvcf/storage';
 import { bindAssetInputs } from './inference/asset-inputs.ts';
@@ -33,62 +33,80 @@ export interface ProcessorDeps {
  */
 export function createInvocationProcessor(deps: ProcessorDeps): InvocationProcessor {
   const { store, core, model } = deps;
+  /**
+   * Runs one job's request: a generative function token by token, a large batch to a streaming client
+   * in chunks, anything else in one piece. Undefined when the request turned out to be settled already.
+   */
+  async function answerJob(
+    job: InvocationJob,
+    claim: Promise<string>,
+  ): Promise<{ result: InvocationResult; eventsSent: boolean } | undefined> {
+    if (core.modelConfig(model.name, model.version).parameters.generative !== undefined) {
+      if ((await claim) !== 'in-progress') return undefined;
+      const result = await runGenerative(
+        core,
+        { name: model.name, version: model.version ?? '1' },
+        job.requestId,
+        job.input,
+        job.stream ? { events: deps.events } : undefined,
+        (percent, partial) => store.reportProgress(job.requestId, percent, partial),
+      );
+      return { result, eventsSent: job.stream === true };
+    }
+    // Decoding overlaps the claim's round trip; the model runs only once the claim answered.
+    const call = await decodeJob(job);
+    if ((await claim) !== 'in-progress') return undefined;
+    if (job.stream && deps.streamChunkRows > 0) {
+      const chunked = await answerInChunks(core, call, deps.streamChunkRows, (reply, last) =>
+        deps.events.append(job.requestId, [{ data: reply.body.toString('utf8'), last }]),
+      );
+      if (chunked) {
+        const note = { id: job.requestId, streamed: true, detail: 'answered in chunks as server-sent events' };
+        return {
+          result: { status: 200, contentType: 'application/json', body: Buffer.from(JSON.stringify(note)) },
+          eventsSent: true,
+        };
+      }
+    }
+    const reply = await answerInferCall(core, call);
+    return {
+      result: { status: 200, contentType: reply.contentType, body: reply.body, headers: reply.headers },
+      eventsSent: false,
+    };
+  }
+
+  /** The job's body in the forms `/infer` takes, with inputs named by asset read from the object store. */
+  async function decodeJob(job: InvocationJob) {
+    let body: InferBody =
+      job.input.kind === 'json' ? { json: job.input.value } : Buffer.from(job.input.base64, 'base64');
+    let header = job.headers['inference-header-content-length'];
+    if (job.input.kind === 'json') {
+      const referenced = new Set((job.headers['nvcf-function-asset-ids'] ?? '').split(',').filter(Boolean));
+      const bound = await bindAssetInputs(job.input.value, referenced, deps.objects);
+      if (bound) {
+        body = bound.body;
+        header = String(bound.headerLength);
+      }
+    }
+    return decodeInferCall(core, model, body, header, deps.maxTensorElements);
+  }
+
   return async (job, ctx) => {
     const log = deps.logger.child({ requestId: job.requestId, functionId: job.functionId, versionId: job.versionId });
     const started = performance.now();
     // The claim's round trip overlaps decoding; its answer is awaited before the model runs.
     const claim = store.markInProgress(job.requestId, job.functionId, job.versionId);
-    let result: InvocationResult | undefined;
-    const generative = core.modelConfig(model.name, model.version).parameters.generative !== undefined;
+    let result: InvocationResult;
+    /** The answer already went out as events (a generation or a chunked batch streamed as it ran). */
+    let eventsSent = false;
     try {
-      if (generative) {
-        // Token by token: each is an event as soon as it exists when the client streams.
-        const state = await claim;
-        if (state !== 'in-progress') return;
-        result = await runGenerative(
-          core,
-          { name: model.name, version: model.version ?? '1' },
-          job.requestId,
-          job.input,
-          job.stream ? { events: deps.events } : undefined,
-          (percent, partial) => store.reportProgress(job.requestId, percent, partial),
-        );
-        const stored = await store.complete(job.requestId, result, job.reply);
-        log.debug({ status: result.status, ms: Math.round(performance.now() - started), stored }, 'job done');
-        return;
-      }
-      let body: InferBody =
-        job.input.kind === 'json' ? { json: job.input.value } : Buffer.from(job.input.base64, 'base64');
-      let header = job.headers['inference-header-content-length'];
-      if (job.input.kind === 'json') {
-        const referenced = new Set((job.headers['nvcf-function-asset-ids'] ?? '').split(',').filter(Boolean));
-        const bound = await bindAssetInputs(job.input.value, referenced, deps.objects);
-        if (bound) {
-          body = bound.body;
-          header = String(bound.headerLength);
-        }
-      }
-      const call = decodeInferCall(core, model, body, header, deps.maxTensorElements);
-      const state = await claim;
-      if (state !== 'in-progress') {
+      const answer = await answerJob(job, claim);
+      if (!answer) {
         // A stalled job re-delivered after its result was stored: nothing to do.
-        log.info({ state, attempt: ctx.attempt }, 'job skipped: request already settled');
+        log.info({ attempt: ctx.attempt }, 'job skipped: request already settled');
         return;
       }
-      if (job.stream && deps.streamChunkRows > 0) {
-        const chunked = await answerInChunks(core, call, deps.streamChunkRows, (reply, last) =>
-          deps.events.append(job.requestId, [{ data: reply.body.toString('utf8'), last }]),
-        );
-        if (chunked) {
-          // The events carried the answer; the stored result says so for a later status poll.
-          const note = { id: job.requestId, streamed: true, detail: 'answered in chunks as server-sent events' };
-          result = { status: 200, contentType: 'application/json', body: Buffer.from(JSON.stringify(note)) };
-          await store.complete(job.requestId, result, job.reply);
-          return;
-        }
-      }
-      const reply = await answerInferCall(core, call);
-      result = { status: 200, contentType: reply.contentType, body: reply.body, headers: reply.headers };
+      ({ result, eventsSent } = answer);
     } catch (err) {
       await claim.catch(() => undefined);
       if (isAppError(err) && !err.retryable) {
@@ -106,11 +124,12 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
         );
       }
     }
-    if (job.stream) {
+    // When the answer already went out as events, the stored result is only what a later poll sees.
+    if (job.stream && !eventsSent) {
       // SSE (nvcf-api.md §10): a function that answers once is one event, then the end of the stream.
       // No 302 transform applies to a stream.
       await deps.events.append(job.requestId, [{ data: result.body.toString('utf8'), last: true }]);
-    } else if (!job.directOnly) {
+    } else if (!job.stream && !job.directOnly) {
       // A caller that cannot follow a 302 (gRPC) gets every result direct.
       result = await deps.largeResults.settle(job.requestId, result);
     }
