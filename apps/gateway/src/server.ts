@@ -77,6 +77,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     objects,
     signingSecret,
     objectKey: resultObjectKey,
+    logger: log,
     ...(config.publicBaseUrl ? { publicBaseUrl: config.publicBaseUrl } : {}),
   });
   // Stored large results are deleted once their time is up (any gateway may do it).

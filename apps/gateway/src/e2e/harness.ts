@@ -28,6 +28,16 @@ export interface ChildWorker {
   exited: Promise<number | null>;
 }
 
+/** A gateway in its own process: a test can see it exit, count its open files and read its log. */
+export interface ChildGateway {
+  child: ChildProcess;
+  url: string;
+  /** Resolves with the exit code (or the signal's name) once the process is gone. */
+  exited: Promise<number | string | null>;
+  /** Every JSON log line it has written so far. */
+  logs(): Record<string, unknown>[];
+}
+
 /**
  * Real Redis (a private redis-server), real ONNX models in a temp repository, real gateways and workers
  * on loopback ports. One harness per test file; a unique key prefix per harness.
@@ -43,6 +53,8 @@ export interface Harness {
   worker(overrides?: Record<string, string>): Promise<RunningWorker>;
   /** A worker in its own process, for SIGKILL/SIGTERM tests; resolves once it heartbeats. */
   spawnWorker(overrides?: Record<string, string>): Promise<ChildWorker>;
+  /** `apps/gateway/src/main.ts` in its own process; resolves once it listens. */
+  spawnGateway(overrides?: Record<string, string>): Promise<ChildGateway>;
   close(): Promise<void>;
 }
 
@@ -87,7 +99,7 @@ export async function createHarness(opts: { slowModel?: boolean } = {}): Promise
   };
   const gateways: RunningGateway[] = [];
   const workers: RunningWorker[] = [];
-  const children: ChildWorker[] = [];
+  const children: { child: ChildProcess; exited: Promise<unknown> }[] = [];
   let n = 0;
 
   const gatewayConfig = (overrides: Record<string, string>): GatewayConfig =>
@@ -128,6 +140,41 @@ export async function createHarness(opts: { slowModel?: boolean } = {}): Promise
         await new Promise((r) => setTimeout(r, 50));
       }
       throw new Error('spawned worker never became ready');
+    },
+    async spawnGateway(overrides = {}) {
+      const child = spawn(process.execPath, [join(repoRoot, 'apps/gateway/src/main.ts')], {
+        env: { ...process.env, ...env, LOG_LEVEL: 'info', ...overrides },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const exited = new Promise<number | string | null>((r) => child.once('exit', (code, sig) => r(code ?? sig)));
+      children.push({ child, exited });
+      const lines: Record<string, unknown>[] = [];
+      let rest = '';
+      let listening!: (port: number) => void;
+      const port = new Promise<number>((r) => {
+        listening = r;
+      });
+      child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+        const parts = (rest + chunk).split('\n');
+        rest = parts.pop() ?? '';
+        for (const line of parts) {
+          try {
+            const entry = JSON.parse(line) as Record<string, unknown>;
+            lines.push(entry);
+            if (entry.msg === 'gateway listening') listening(Number(entry.port));
+          } catch {
+            // not a log line
+          }
+        }
+      });
+      const started = await Promise.race([
+        port,
+        exited.then((code) => {
+          throw new Error(`gateway exited early with ${code}`);
+        }),
+        new Promise<never>((_, rej) => setTimeout(() => rej(new Error('gateway never listened')), 30_000)),
+      ]);
+      return { child, url: `http://127.0.0.1:${started}`, exited, logs: () => lines };
     },
     async close() {
       for (const c of children) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');

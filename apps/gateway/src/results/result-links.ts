@@ -1,6 +1,8 @@
 import { AppError } from '@nvcf/protocol';
+import type { Logger } from '@nvcf/service-kit';
 import { type ObjectStore, type SigningSecret, signUrl, verifySignedUrl } from '@nvcf/storage';
 import { Hono } from 'hono';
+import { readableBody } from '../http/readable-body.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 
 /** How long a 302's Location stays valid (NVCF: presigned URLs "valid for at least 30 minutes"). */
@@ -23,6 +25,7 @@ export function createResultLinks(opts: {
   signingSecret: SigningSecret;
   publicBaseUrl?: string;
   objectKey: (requestId: string) => string;
+  logger: Logger;
 }): ResultLinks {
   return {
     url(requestId, requestOrigin) {
@@ -46,7 +49,7 @@ export function createResultLinks(opts: {
         if (!check.ok) throw new AppError('PERMISSION_DENIED', `result URL refused: ${check.message}`);
         const object = await opts.objects.get(opts.objectKey(requestId));
         if (!object) throw new AppError('NOT_FOUND', `result of request '${requestId}' not found (expired)`);
-        return new Response(object.body as unknown as ReadableStream, {
+        return new Response(readableBody(object.body, opts.logger, { requestId }), {
           headers: {
             'content-type': 'application/zip',
             'content-length': String(object.size),
