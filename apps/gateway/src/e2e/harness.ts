@@ -17,7 +17,7 @@ import {
 import type { Redis } from 'ioredis';
 import { type GatewayConfig, GatewayEnv, toGatewayConfig } from '../config.ts';
 import { type RunningGateway, startGateway } from '../server.ts';
-import { writeSlowModel } from './slow-model.ts';
+import { writeHeldModel } from './held-model.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../../../..');
 const quiet = createLogger({ name: 'test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -52,7 +52,7 @@ export interface Harness {
   gateway(overrides?: Record<string, string>): Promise<RunningGateway>;
   worker(overrides?: Record<string, string>): Promise<RunningWorker>;
   /** A worker in its own process, for SIGKILL/SIGTERM tests; resolves once it heartbeats. */
-  spawnWorker(overrides?: Record<string, string>): Promise<ChildWorker>;
+  spawnWorker(overrides?: Record<string, string>, opts?: { execArgv?: string[] }): Promise<ChildWorker>;
   /** `apps/gateway/src/main.ts` in its own process; resolves once it listens. */
   spawnGateway(overrides?: Record<string, string>): Promise<ChildGateway>;
   close(): Promise<void>;
@@ -70,11 +70,11 @@ export function gfetch(url: string, init: RequestInit = {}): Promise<Response> {
 }
 export const verId = (model: string) => modelVersionId(model, '1');
 
-export async function createHarness(opts: { slowModel?: boolean } = {}): Promise<Harness> {
+export async function createHarness(opts: { heldModel?: boolean } = {}): Promise<Harness> {
   const server: RedisHandle = await startRedis();
   const modelRepository = await mkdtemp(join(tmpdir(), 'nvcf-models-'));
   await generateExampleRepository(modelRepository, { includeGenerative: true });
-  if (opts.slowModel) await writeSlowModel(modelRepository);
+  if (opts.heldModel) await writeHeldModel(modelRepository);
   const keyPrefix = `t${Math.random().toString(36).slice(2, 10)}`;
   const assetDir = await mkdtemp(join(tmpdir(), 'nvcf-assets-'));
   const redis = createRedis(server.url);
@@ -122,9 +122,9 @@ export async function createHarness(opts: { slowModel?: boolean } = {}): Promise
       workers.push(w);
       return w;
     },
-    async spawnWorker(overrides = {}) {
+    async spawnWorker(overrides = {}, opts = {}) {
       const workerId = `child${++n}`;
-      const child = spawn(process.execPath, [join(repoRoot, 'apps/worker/src/main.ts')], {
+      const child = spawn(process.execPath, [...(opts.execArgv ?? []), join(repoRoot, 'apps/worker/src/main.ts')], {
         env: { ...process.env, ...env, WORKER_ID: workerId, ...overrides },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
