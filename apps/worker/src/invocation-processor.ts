@@ -26,6 +26,21 @@ export interface ProcessorDeps {
   events: EventStream;
 }
 
+/** The request's event stream, noting whether this attempt appended anything to it. */
+function countAppends(events: EventStream): EventStream & { readonly appended: boolean } {
+  let appended = false;
+  return {
+    ...events,
+    get appended() {
+      return appended;
+    },
+    append(requestId, batch) {
+      appended ||= batch.length > 0;
+      return events.append(requestId, batch);
+    },
+  };
+}
+
 /**
  * One job: claim the request (skip it if a previous delivery already settled it), run the model,
  * store the result. Requests the model refuses are answered, not retried; unexpected failures are
@@ -40,6 +55,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
   async function answerJob(
     job: InvocationJob,
     claim: Promise<string>,
+    events: EventStream,
   ): Promise<{ result: InvocationResult; eventsSent: boolean } | undefined> {
     if (core.modelConfig(model.name, model.version).parameters.generative !== undefined) {
       if ((await claim) !== 'in-progress') return undefined;
@@ -48,7 +64,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
         { name: model.name, version: model.version ?? '1' },
         job.requestId,
         job.input,
-        job.stream ? { events: deps.events } : undefined,
+        job.stream ? { events } : undefined,
         (percent, partial) => store.reportProgress(job.requestId, percent, partial),
       );
       return { result, eventsSent: job.stream === true };
@@ -58,7 +74,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     if ((await claim) !== 'in-progress') return undefined;
     if (job.stream && deps.streamChunkRows > 0) {
       const chunked = await answerInChunks(core, call, deps.streamChunkRows, (reply, last) =>
-        deps.events.append(job.requestId, [{ data: reply.body.toString('utf8'), last }]),
+        events.append(job.requestId, [{ data: reply.body.toString('utf8'), last }]),
       );
       if (chunked) {
         const note = { id: job.requestId, streamed: true, detail: 'answered in chunks as server-sent events' };
@@ -99,8 +115,9 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     let result: InvocationResult;
     /** The answer already went out as events (a generation or a chunked batch streamed as it ran). */
     let eventsSent = false;
+    const events = countAppends(deps.events);
     try {
-      const answer = await answerJob(job, claim);
+      const answer = await answerJob(job, claim, events);
       if (!answer) {
         // A stalled job re-delivered after its result was stored: nothing to do.
         log.info({ attempt: ctx.attempt }, 'job skipped: request already settled');
@@ -126,9 +143,13 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     }
     // When the answer already went out as events, the stored result is only what a later poll sees.
     if (job.stream && !eventsSent) {
-      // SSE (nvcf-api.md §10): a function that answers once is one event, then the end of the stream.
-      // No 302 transform applies to a stream.
-      await deps.events.append(job.requestId, [{ data: result.body.toString('utf8'), last: true }]);
+      // SSE: a function that answers once is one event, then the end of the stream. A failure after
+      // the stream started is its last event, marked as an error. A refusal before any output is no
+      // event at all: the gateway, still holding the response, answers it with its HTTP status, as
+      // the same call without SSE is answered. No 302 transform applies to a stream.
+      const data = result.body.toString('utf8');
+      if (result.status < 400) await events.append(job.requestId, [{ data, last: true }]);
+      else if (events.appended) await events.append(job.requestId, [{ data, last: true, error: true }]);
     } else if (!job.stream && !job.directOnly) {
       // A caller that cannot follow a 302 (gRPC) gets every result direct.
       result = await deps.largeResults.settle(job.requestId, result);

@@ -8,11 +8,20 @@ export interface StreamEvent {
   data: string;
   /** The function finished: nothing follows. */
   last: boolean;
+  /** The function failed after its stream had started: `data` is its problem+json (`event: error`). */
+  error: boolean;
+}
+
+/** What a producer appends: one event's data, whether it is the last, whether it reports a failure. */
+export interface NewStreamEvent {
+  data: string;
+  last?: boolean;
+  error?: boolean;
 }
 
 export interface EventStream {
   /** Appends events (in order) and wakes whoever reads this request's stream, on any gateway. */
-  append(requestId: string, events: { data: string; last?: boolean }[]): Promise<void>;
+  append(requestId: string, events: NewStreamEvent[]): Promise<void>;
   /** The reader went away: producers of this request's events should stop. */
   cancel(requestId: string): Promise<void>;
   isCancelled(requestId: string): Promise<boolean>;
@@ -30,7 +39,10 @@ export function createEventStream(redis: Redis, keys: Keys, opts: { ttlSeconds: 
     async append(requestId, events) {
       const key = keys.events(requestId);
       const tx = redis.multi();
-      for (const e of events) tx.xadd(key, '*', 'data', e.data, 'last', e.last ? '1' : '0');
+      for (const e of events) {
+        if (e.error) tx.xadd(key, '*', 'data', e.data, 'last', e.last ? '1' : '0', 'error', '1');
+        else tx.xadd(key, '*', 'data', e.data, 'last', e.last ? '1' : '0');
+      }
       tx.expire(key, opts.ttlSeconds);
       tx.publish(keys.eventsAppended, requestId);
       await tx.exec();
@@ -47,7 +59,7 @@ export function createEventStream(redis: Redis, keys: Keys, opts: { ttlSeconds: 
       return entries.map(([id, fields]) => {
         const f: Record<string, string> = {};
         for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i] as string] = fields[i + 1] as string;
-        return { id, data: f.data ?? '', last: f.last === '1' };
+        return { id, data: f.data ?? '', last: f.last === '1', error: f.error === '1' };
       });
     },
   };

@@ -16,22 +16,23 @@ afterAll(async () => {
 });
 
 describe('Accept: text/event-stream', () => {
-  it('sends the headers at once, the single result as one event when it comes, then ends', async () => {
-    const t0 = Date.now();
-    const res = await fetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('simple')}`, {
+  it('holds the response until the first event, then sends the single result as one event and ends', async () => {
+    const responding = fetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('simple')}`, {
       method: 'POST',
       headers: { ...adminAuth, 'content-type': 'application/json', accept: 'text/event-stream' },
       body: JSON.stringify(simpleRequest({ id: 'sse' })),
     });
-    // No worker yet: the headers still arrive at once.
-    expect(Date.now() - t0).toBeLessThan(2000);
+    // No worker yet: nothing is answered (a refusal must still be able to be a 4xx).
+    const early = await Promise.race([responding.then(() => 'answered'), sleep(300).then(() => 'waiting')]);
+    expect(early).toBe('waiting');
+    const worker = await h.worker();
+    const res = await responding;
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(res.headers.get('nvcf-status')).toBe('fulfilled');
     const reqId = res.headers.get('nvcf-reqid') ?? '';
     expect(reqId).toMatch(/^[0-9a-f-]{36}$/);
 
-    const worker = await h.worker();
     const text = await res.text(); // ends when the function's last event went out
     const events = text.split('\n\n').filter((e) => e.includes('data:'));
     expect(events).toHaveLength(1);
@@ -52,6 +53,8 @@ describe('Accept: text/event-stream', () => {
     await worker.close();
   });
 });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Reads an SSE body as it arrives: each event's data with the time it came. */
 async function readEvents(
@@ -207,20 +210,47 @@ describe('a stopping gateway', () => {
     expect(events).toHaveLength(402);
     await worker.close();
 
-    // No worker: this stream would wait its whole window; the grace cuts it.
+    // A started stream whose function never ends it: the grace cuts it.
     const strict = await h.gateway({ GATEWAY_SHUTDOWN_GRACE_MS: '300' });
-    const stuck = await fetch(`${strict.url}/v2/nvcf/pexec/functions/${fnId('generative')}`, {
+    const endless = '00000000-0000-4000-8000-00000000e0e0';
+    await createEventStream(h.redis, createKeys(h.keyPrefix), { ttlSeconds: 60 }).append(endless, [{ data: 'only' }]);
+    const open = await fetch(`${strict.url}/v2/nvcf/pexec/status/${endless}`, {
+      headers: { ...adminAuth, accept: 'text/event-stream' },
+    });
+    expect(open.status).toBe(200);
+    const received: string[] = [];
+    const cut = readEvents(open, (d) => {
+      received.push(d);
+      return true;
+    }).catch(() => []);
+    // A stream that has not started (no worker runs) is a long-poll: it answers 202 at once.
+    const waiting = fetch(`${strict.url}/v2/nvcf/pexec/functions/${fnId('generative')}`, {
       method: 'POST',
       headers: { ...adminAuth, 'content-type': 'application/json', accept: 'text/event-stream' },
       body: JSON.stringify({ prompt: 'H', max_tokens: 5 }),
     });
+    await untilQueued('generative', 1);
+    while (received.length === 0) await sleep(10);
     const t0 = Date.now();
-    const cut = readEvents(stuck).catch(() => []);
     await strict.close();
     expect(Date.now() - t0).toBeLessThan(5000);
-    expect(await cut).toEqual([]);
+    await cut;
+    expect(received).toEqual(['only']);
+    const answered = await waiting;
+    expect(answered.status).toBe(202);
+    expect(answered.headers.get('nvcf-reqid')).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
+
+/** Waits until `depth` requests wait in the function's queue (they reached the gateway). */
+async function untilQueued(model: string, depth: number): Promise<void> {
+  for (;;) {
+    const res = await gfetch(`${gw.url}/v2/nvcf/queues/functions/${fnId(model)}`);
+    const { queues } = (await res.json()) as { queues: { queueDepth: number }[] };
+    if ((queues[0]?.queueDepth ?? 0) >= depth) return;
+    await sleep(20);
+  }
+}
 
 describe('a large batch to a streaming client', () => {
   it('arrives as one event per chunk of rows (STREAM_CHUNK_ROWS, 16), together equal to the whole answer', async () => {
@@ -263,5 +293,77 @@ describe('the per-event size cap', () => {
     expect(text).toContain('data: small');
     expect(text).toMatch(/event: error\ndata: \{"error":"event exceeds the 4194304-byte limit/);
     expect(text.length).toBeLessThan(10_000);
+  });
+});
+
+describe('a refusal is an HTTP status, not a stream event', () => {
+  const streamCall = (fn: string, body: object, headers: Record<string, string> = {}) =>
+    fetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId(fn)}`, {
+      method: 'POST',
+      headers: { ...adminAuth, 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+      body: JSON.stringify(body),
+    });
+
+  it('a request refused before any output answers the 4xx and problem+json of the same call without SSE', async () => {
+    const worker = await h.worker();
+    const streamed = await streamCall('generative', { prompt: 'H', max_tokens: -1 });
+    const plain = await gfetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('generative')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'H', max_tokens: -1 }),
+    });
+    for (const res of [streamed, plain]) {
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.headers.get('nvcf-reqid')).toMatch(/^[0-9a-f-]{36}$/);
+      expect(res.headers.get('nvcf-status')).toBe('errored');
+    }
+    const a = (await streamed.json()) as Record<string, unknown>;
+    const b = (await plain.json()) as Record<string, unknown>;
+    expect(a.detail).toMatch(/max_tokens|too small|>=1/i);
+    expect({ ...a, requestId: '', instance: '' }).toEqual({ ...b, requestId: '', instance: '' });
+    // The same for a model that refuses its input (a KServe V2 400 from the worker).
+    const wrongType = await streamCall('simple', {
+      inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 16], data: Array(16).fill(1) }],
+    });
+    expect(wrongType.status).toBe(400);
+    expect(((await wrongType.json()) as { detail: string }).detail).toMatch(/data-type is 'FP32'/);
+    await worker.close();
+  });
+
+  it('a failure after the stream started is an `event: error` with the problem+json, and the end', async () => {
+    const reqId = '00000000-0000-4000-8000-0000000e7707';
+    const events = createEventStream(h.redis, createKeys(h.keyPrefix), { ttlSeconds: 60 });
+    const problem = JSON.stringify({ type: 'about:blank', title: 'Internal Server Error', status: 500 });
+    await events.append(reqId, [{ data: 'first' }, { data: problem, last: true, error: true }]);
+    const res = await fetch(`${gw.url}/v2/nvcf/pexec/status/${reqId}`, {
+      headers: { ...adminAuth, accept: 'text/event-stream' },
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toMatch(/^data: first\nid: [0-9-]+\n\n/);
+    expect(text).toContain(`event: error\ndata: ${problem}\n`);
+  });
+
+  it('a window that closes before the first event answers 202 with the request id; an unknown id 404', async () => {
+    const res = await streamCall('simple', simpleRequest(), { 'nvcf-poll-seconds': '1' });
+    expect(res.status).toBe(202);
+    const reqId = res.headers.get('nvcf-reqid') ?? '';
+    expect(reqId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.headers.get('nvcf-status')).toBe('in-progress');
+    // The request runs on: a stream opened on it later gets its answer as the one event.
+    const following = fetch(`${gw.url}/v2/nvcf/pexec/status/${reqId}`, {
+      headers: { ...adminAuth, accept: 'text/event-stream' },
+    });
+    const worker = await h.worker();
+    const events = await readEvents(await following);
+    expect(events).toHaveLength(1);
+    await worker.close();
+
+    const unknown = await fetch(`${gw.url}/v2/nvcf/pexec/status/00000000-0000-4000-8000-00000000dead`, {
+      headers: { ...adminAuth, accept: 'text/event-stream' },
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('content-type')).toMatch(/problem\+json/);
   });
 });

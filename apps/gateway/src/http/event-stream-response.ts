@@ -1,7 +1,18 @@
 import { NvcfHeader, NvcfStatus } from '@nvcf/protocol';
-import type { CompletionWaiter, EventStream, RequestStore, Waiter } from '@nvcf/queue';
+import type {
+  CompletionWaiter,
+  EventStream,
+  InvocationResult,
+  RequestStore,
+  RequestView,
+  StreamEvent,
+  Waiter,
+  WaitOutcome,
+} from '@nvcf/queue';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import type { InvocationOutcome } from '../invocation/invocation-service.ts';
+import { invocationResponse } from './invocation-response.ts';
 
 /** The per-event size cap (issue 4: 4 MB). */
 export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
@@ -12,75 +23,118 @@ export interface EventStreamDeps {
   store: RequestStore;
 }
 
+/** How a request's event stream begins: with its first events, or as a plain HTTP answer. */
+type Start = { kind: 'events'; first: StreamEvent[] } | { kind: 'answer'; outcome: InvocationOutcome };
+
+/** Wakes a loop whenever something it waits on happens. */
+function createWake() {
+  let wake!: () => void;
+  let next = new Promise<void>((r) => {
+    wake = r;
+  });
+  return {
+    notify: () => wake(),
+    /** Resolves at the next notification (or at once if one came since the last wait). */
+    async wait() {
+      await next;
+      next = new Promise<void>((r) => {
+        wake = r;
+      });
+    },
+  };
+}
+
 /**
- * Streams a request's events as server-sent events (nvcf-api.md §10): headers at once
- * (`NVCF-REQID`, `NVCF-STATUS: fulfilled`), each event as it is appended, the end when the function's
- * last event arrives, the window closes or the client leaves. Events are read from the request's Redis
- * Stream, woken by the process's one subscription; nothing is lost to a late start.
+ * Streams a request's events as server-sent events, as NVCF answers `Accept: text/event-stream`.
+ *
+ * Nothing is sent until the function has produced its first event or finished: a request refused
+ * before any output (a 4xx from the function) is then answered with that status and its problem+json
+ * body, exactly like the same call without SSE — clients such as LangChain's check the status before
+ * they read a stream. A window that ends with no event answers 202 with `NVCF-REQID` (poll for it),
+ * and an unknown request id 404. Once the first event is out: the headers (`NVCF-REQID`,
+ * `NVCF-STATUS: fulfilled`), every event as it is appended, and the end when the function's last event
+ * arrives, the window closes or the client leaves; a failure after the start is `event: error` with
+ * the problem+json. Events are read from the request's Redis Stream, woken by the process's one
+ * subscription; nothing is lost to a late start.
  */
-export function eventStreamResponse(c: Context, deps: EventStreamDeps, requestId: string, waiter: Waiter): Response {
+export async function eventStreamResponse(
+  c: Context,
+  deps: EventStreamDeps,
+  requestId: string,
+  waiter: Waiter,
+  resultUrl: (requestId: string) => string,
+): Promise<Response> {
+  const wake = createWake();
+  const watch = deps.completions.watchEvents(requestId, wake.notify);
+  let settled: WaitOutcome | undefined;
+  void waiter.outcome.then((o) => {
+    settled = o;
+    wake.notify();
+  });
+  let start: Start;
+  try {
+    start = await untilStart(deps, requestId, () => settled, wake);
+  } catch (err) {
+    watch.stop();
+    waiter.settle({ kind: 'aborted' });
+    throw err;
+  }
+  if (start.kind === 'answer') {
+    watch.stop();
+    waiter.settle({ kind: 'aborted' });
+    return invocationResponse(start.outcome, c.req.path, resultUrl);
+  }
+
   c.header(NvcfHeader.REQID, requestId);
   c.header(NvcfHeader.STATUS, NvcfStatus.FULFILLED);
   c.header('cache-control', 'no-cache');
   return streamSSE(c, async (stream) => {
-    let wake!: () => void;
-    let appended = new Promise<void>((r) => {
-      wake = r;
-    });
-    const watch = deps.completions.watchEvents(requestId, () => wake());
     let ended = false;
-    let completed = false;
-    void waiter.outcome.then((o) => {
-      // Completion can beat the last append's notification; a read after it finds the events.
-      if (o.kind === 'completed') completed = true;
-      // The window closed. (An abort is either the client leaving, seen by onAbort, or a stopping
-      // gateway ending its waits: the stream itself runs on, within the shutdown grace.)
-      else if (o.kind === 'timeout') ended = true;
-      wake();
-    });
     stream.onAbort(() => {
       ended = true;
-      wake();
+      wake.notify();
       // The client left: the worker stops generating (it checks between tokens).
       void deps.events.cancel(requestId).catch(() => undefined);
     });
+    /** Writes one event; true when nothing may follow it. */
+    const send = async (e: StreamEvent): Promise<boolean> => {
+      if (Buffer.byteLength(e.data) > MAX_EVENT_BYTES) {
+        // One event must stay a reasonable unit for every client and proxy on the way.
+        await stream.writeSSE({
+          event: 'error',
+          data: JSON.stringify({ error: `event exceeds the ${MAX_EVENT_BYTES}-byte limit of one server-sent event` }),
+        });
+        return true;
+      }
+      await stream.writeSSE({ data: e.data, id: e.id, ...(e.error ? { event: 'error' } : {}) });
+      return e.last;
+    };
     try {
       let last = '0';
+      let batch = start.first;
       for (;;) {
-        const batch = await deps.events.read(requestId, last);
         let finished = false;
         for (const e of batch) {
-          if (Buffer.byteLength(e.data) > MAX_EVENT_BYTES) {
-            // One event must stay a reasonable unit for every client and proxy on the way.
-            await stream.writeSSE({
-              event: 'error',
-              data: JSON.stringify({
-                error: `event exceeds the ${MAX_EVENT_BYTES}-byte limit of one server-sent event`,
-              }),
-            });
-            finished = true;
-            break;
-          }
-          await stream.writeSSE({ data: e.data, id: e.id });
+          finished = await send(e);
           last = e.id;
-          finished ||= e.last;
+          if (finished) break;
         }
-        if (finished || ended || stream.aborted) break;
-        if (completed) {
-          // Completed without a last event: a request that was not started as a stream. Its stored
-          // answer is the one event (a reader on another gateway, or a late one, gets it this way).
+        // The window closed (or the gateway is stopping and its grace ran out: then the stream is cut).
+        if (finished || ended || stream.aborted || settled?.kind === 'timeout') break;
+        if (settled?.kind === 'completed') {
+          // Completion can beat the last append's notification: read once more after it. A stream
+          // that ends with no last event had its answer stored instead (a re-delivered job that failed).
           const rest = await deps.events.read(requestId, last);
-          for (const e of rest) await stream.writeSSE({ data: e.data, id: e.id });
-          if (!rest.some((e) => e.last)) {
-            const view = await deps.store.take(requestId);
-            if (view.kind === 'result') await stream.writeSSE({ data: view.result.body.toString('utf8') });
+          for (const e of rest) if (await send(e)) return;
+          const view = await deps.store.take(requestId);
+          if (view.kind === 'result') {
+            const failed = view.result.status >= 400;
+            await stream.writeSSE({ data: view.result.body.toString('utf8'), ...(failed ? { event: 'error' } : {}) });
           }
           break;
         }
-        await appended;
-        appended = new Promise<void>((r) => {
-          wake = r;
-        });
+        await wake.wait();
+        batch = await deps.events.read(requestId, last);
       }
     } finally {
       watch.stop();
@@ -89,4 +143,60 @@ export function eventStreamResponse(c: Context, deps: EventStreamDeps, requestId
       await deps.store.take(requestId).catch(() => undefined);
     }
   });
+}
+
+/**
+ * Waits for the request's first event, or for it to end without one: then the answer is its stored
+ * result (a refusal keeps its status; a request that was not started as a stream is one event), 202
+ * when the window closed first, 404 when there is no such request.
+ */
+async function untilStart(
+  deps: EventStreamDeps,
+  requestId: string,
+  outcome: () => WaitOutcome | undefined,
+  wake: { wait(): Promise<void> },
+): Promise<Start> {
+  for (;;) {
+    const settled = outcome();
+    const first = await deps.events.read(requestId, '0');
+    if (first.length > 0) return { kind: 'events', first };
+    if (settled === undefined) {
+      const view = await deps.store.take(requestId);
+      if (view.kind === 'pending') {
+        await wake.wait();
+        continue;
+      }
+      return fromView(requestId, view);
+    }
+    if (settled.kind === 'completed' && settled.result) {
+      await deps.store.markDelivered(requestId);
+      return fromResult(requestId, settled.result);
+    }
+    const view = await deps.store.take(requestId);
+    // The window closed, or the client left, or the gateway is stopping: the request runs on.
+    if (view.kind === 'pending') {
+      return {
+        kind: 'answer',
+        outcome: {
+          kind: 'pending',
+          requestId,
+          percent: view.percent,
+          ...(view.partial ? { partial: view.partial } : {}),
+        },
+      };
+    }
+    return fromView(requestId, view);
+  }
+}
+
+function fromView(requestId: string, view: RequestView): Start {
+  if (view.kind === 'result') return fromResult(requestId, view.result);
+  return { kind: 'answer', outcome: { kind: 'unknown', requestId } };
+}
+
+function fromResult(requestId: string, result: InvocationResult): Start {
+  // A failure, or an answer behind a 302, is answered as HTTP; anything else is the stream's one event.
+  if (result.status >= 400 || result.objectKey)
+    return { kind: 'answer', outcome: { kind: 'result', requestId, result } };
+  return { kind: 'events', first: [{ id: '0-1', data: result.body.toString('utf8'), last: true, error: false }] };
 }

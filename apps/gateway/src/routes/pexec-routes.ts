@@ -32,6 +32,7 @@ export interface PexecRouteOptions {
 export function pexecRoutes(service: InvocationService, auth: Authenticator, opts: PexecRouteOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const invoker = requireAuth(auth, 'invoke_function');
+  const resultUrl = (c: Context<AuthEnv>) => (id: string) => opts.resultUrl(id, new URL(c.req.url).origin);
 
   const invoke = async (c: Context<AuthEnv>) => {
     const wantsEvents = /\btext\/event-stream\b/i.test(c.req.header('accept') ?? '');
@@ -61,7 +62,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     const call = { functionId, versionId, input, headers, pollSeconds, signal: c.req.raw.signal };
     if (wantsEvents) {
       const { requestId, waiter } = await service.startStream(call);
-      return eventStreamResponse(c, opts.streaming, requestId, waiter);
+      return eventStreamResponse(c, opts.streaming, requestId, waiter, resultUrl(c));
     }
     const outcome = await service.invoke({
       functionId,
@@ -71,7 +72,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
       pollSeconds,
       signal: c.req.raw.signal,
     });
-    return invocationResponse(outcome, c.req.path, (id) => opts.resultUrl(id, new URL(c.req.url).origin));
+    return invocationResponse(outcome, c.req.path, resultUrl(c));
   };
 
   app.post('/v2/nvcf/pexec/functions/:functionId', invoker, opts.limit, invoke);
@@ -96,13 +97,14 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
         opts.streaming,
         requestId,
         service.follow(requestId, pollSeconds, c.req.raw.signal),
+        resultUrl(c),
       );
     }
     const outcome = await service.status(requestId, pollSeconds, {
       signal: c.req.raw.signal,
       ...(principal.allowedFunctionIds ? { mayAccess: (fid: string) => mayAccessFunction(principal, fid) } : {}),
     });
-    return invocationResponse(outcome, c.req.path, (id) => opts.resultUrl(id, new URL(c.req.url).origin));
+    return invocationResponse(outcome, c.req.path, resultUrl(c));
   });
   return app;
 }
