@@ -22,7 +22,7 @@ import type { FunctionResolver, ResolvedVersion } from '../invocation/function-r
 import type { InvocationService } from '../invocation/invocation-service.ts';
 import { authorizeCall, type GrpcCaller, metadataHeaders } from './call-context.ts';
 import { toGatewayGrpcError } from './grpc-status.ts';
-import { checkModel, decodeInferResult, encodeQueuedInfer } from './model-infer-bridge.ts';
+import { checkModel, decodeInferResult, encodeQueuedInfer, functionFailure } from './model-infer-bridge.ts';
 
 /** The gateway's own objects the gRPC port works with (server.ts builds them once for both ports). */
 export interface GatewayGrpcDeps {
@@ -61,6 +61,9 @@ const UNSUPPORTED = [
   'TraceSetting',
   'LogSettings',
 ] as const;
+
+/** The `instance` of a problem relayed on ModelInfer: the RPC's path, as HTTP's is the request's. */
+const MODEL_INFER_PATH = '/inference.GRPCInferenceService/ModelInfer';
 
 /** A client deadline longer than this is not waited for in one piece (timers cap near 24.8 days anyway). */
 const MAX_WAIT_MS = 24 * 3600 * 1000;
@@ -140,7 +143,10 @@ export function createGatewayGrpcService(
     const initial = new Metadata();
     initial.set(NvcfHeader.REQID, requestId);
     call.sendMetadata(initial);
-    if (outcome.kind === 'result') return decodeInferResult(outcome.result);
+    if (outcome.kind === 'result') {
+      if (outcome.result.status >= 400) throw functionFailure(outcome.result, MODEL_INFER_PATH, requestId);
+      return decodeInferResult(outcome.result);
+    }
     if (outcome.kind === 'unknown') {
       throw new AppError('INTERNAL', `the result of request '${requestId}' is gone (expired or already delivered)`);
     }

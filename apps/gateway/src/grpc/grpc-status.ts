@@ -1,6 +1,7 @@
 import { Metadata, type ServerErrorResponse } from '@grpc/grpc-js';
 import { toGrpcError } from '@nvcf/kserve-grpc';
-import { AppError, type ErrorCode, errorCodeInfo } from '@nvcf/protocol';
+import { AppError, type ErrorCode, errorCodeInfo, NvcfHeader } from '@nvcf/protocol';
+import { RelayedFunctionError } from '../invocation/relayed-problem.ts';
 
 /** The gateway's own errors take NVCF's gRPC codes (errors.ts), e.g. RESOURCE_EXHAUSTED for a full queue. */
 export const gatewayGrpcCode = (code: ErrorCode): number => errorCodeInfo[code].grpc;
@@ -8,10 +9,17 @@ export const gatewayGrpcCode = (code: ErrorCode): number => errorCodeInfo[code].
 /**
  * Anything a gateway handler threw as the status sent: an AppError keeps its message and maps through
  * `gatewayGrpcCode`, with `retry-after` in the trailers when it says when to try again (queue full,
- * rate limit); anything else is INTERNAL with a fixed text.
+ * rate limit) and, for a function's failure, its problem+json and request id; anything else is
+ * INTERNAL with a fixed text.
  */
 export function toGatewayGrpcError(err: unknown): ServerErrorResponse {
   const out = toGrpcError(err, gatewayGrpcCode);
+  if (err instanceof RelayedFunctionError) {
+    const metadata = new Metadata();
+    metadata.set(NvcfHeader.REQID, err.requestId);
+    metadata.set('nvcf-problem-details-bin', err.problem);
+    out.metadata = metadata;
+  }
   const retryAfter = err instanceof AppError ? (err as { retryAfterSeconds?: unknown }).retryAfterSeconds : undefined;
   if (typeof retryAfter === 'number') {
     const metadata = new Metadata();

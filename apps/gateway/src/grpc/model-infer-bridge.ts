@@ -9,10 +9,13 @@ import {
   decodeHttpInferResponse,
   encodeHttpInferRequest,
   type InferRequest,
+  PROBLEM_CONTENT_TYPE,
+  problem,
   type RequestedOutputOptions,
   type Tensor,
 } from '@nvcf/protocol';
 import type { FunctionVersion, InvocationInput, InvocationResult } from '@nvcf/queue';
+import { RelayedFunctionError, relayedProblem } from '../invocation/relayed-problem.ts';
 import { errorCodeOfHttpStatus } from './grpc-status.ts';
 
 /** The header that tells the worker the body is KServe's binary tensor extension (JSON, then raw bytes). */
@@ -124,6 +127,23 @@ export function decodeInferResult(result: InvocationResult): ModelInferResponseM
     ...(res.parameters !== undefined ? { parameters: res.parameters } : {}),
     outputs: res.outputs,
   });
+}
+
+/**
+ * A function's failure answer as the error a gRPC call ends with: its code by the HTTP status, its
+ * detail as the message, and the whole problem+json (every NVCF field, `instance` = the RPC's path) for
+ * the trailers. A failure body that is not problem+json is described by one.
+ */
+export function functionFailure(result: InvocationResult, instance: string, requestId: string): RelayedFunctionError {
+  const detail = failureDetail(result);
+  const relayed = relayedProblem(result, instance, requestId);
+  const body =
+    relayed === result && !result.contentType.toLowerCase().startsWith(PROBLEM_CONTENT_TYPE)
+      ? Buffer.from(
+          JSON.stringify(problem(result.status, detail, { source: 'inference-service', instance, requestId })),
+        )
+      : relayed.body;
+  return new RelayedFunctionError(errorCodeOfHttpStatus(result.status), detail, body, requestId);
 }
 
 /** problem+json `detail`, KServe `{"error"}`, or a short text; never more than 4 KiB of it. */

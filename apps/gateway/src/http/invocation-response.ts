@@ -1,5 +1,6 @@
 import { NvcfHeader, NvcfStatus } from '@nvcf/protocol';
 import type { InvocationOutcome } from '../invocation/invocation-service.ts';
+import { relayedProblem } from '../invocation/relayed-problem.ts';
 import { problemResponse } from './problem-response.ts';
 
 /**
@@ -43,7 +44,7 @@ export function invocationResponse(
       },
     });
   }
-  const { result } = outcome;
+  const result = relayedProblem(outcome.result, instance, requestId);
   if (result.objectKey) {
     // Over the direct limit: a redirect to the stored zip (nvcf-api.md §6, §12.4).
     return new Response(null, {

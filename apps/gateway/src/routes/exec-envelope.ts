@@ -1,5 +1,6 @@
 import { problemResponse } from '../http/problem-response.ts';
 import type { InvocationOutcome } from '../invocation/invocation-service.ts';
+import { relayedProblem } from '../invocation/relayed-problem.ts';
 
 /**
  * The legacy exec envelope (nvcf-api.md §8): `{reqId, status, response | responseReference,
@@ -25,7 +26,7 @@ export function execEnvelopeResponse(
       { status: 202, headers },
     );
   }
-  const { result } = outcome;
+  const result = relayedProblem(outcome.result, instance, reqId);
   if (result.objectKey) {
     // A large result is referenced, not embedded (§8: 200 with responseReference).
     return Response.json(
