@@ -80,7 +80,8 @@ export async function runStreamSection(opts: StreamSectionOptions): Promise<Stre
     cleanups.push(() => agent.destroy());
     const functionId = modelFunctionId(STREAM_MODEL);
     const url = new URL(`/v2/nvcf/pexec/functions/${functionId}`, stack.url);
-    const body = Buffer.from(JSON.stringify({ prompt: PROMPT, max_tokens: n }));
+    // A chat request: its chunks are `chat.completion.chunk`s (a bare prompt streams `text_completion`s).
+    const body = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: PROMPT }], max_tokens: n }));
     const streamOnce = () => sseCompletion(agent, url, stack.adminKey, body, n);
 
     const model = inproc.model(STREAM_MODEL);

@@ -100,9 +100,9 @@ describe('a generative function', () => {
       ...(signal ? { signal } : {}),
     });
 
-  it('streams one OpenAI-style chunk per token as it is generated, then [DONE]', async () => {
+  it('streams one OpenAI-style chat chunk per token as it is generated, then [DONE]', async () => {
     const worker = await h.worker();
-    const res = await generate({ prompt: 'H', max_tokens: 300 }, 'text/event-stream');
+    const res = await generate({ messages: [{ role: 'user', content: 'H' }], max_tokens: 300 }, 'text/event-stream');
     expect(res.status).toBe(200);
     const events = await readEvents(res);
     expect(events.at(-1)?.data).toBe('[DONE]');
@@ -128,6 +128,30 @@ describe('a generative function', () => {
     const completion = (await whole.json()) as { object: string; choices: { message: { content: string } }[] };
     expect(completion.object).toBe('chat.completion');
     expect(completion.choices[0]?.message.content).toBe('i,NVCF! H');
+    await worker.close();
+  });
+
+  it("answers a prompt in OpenAI's completions shape, streamed and whole (garak's and LangChain's calls)", async () => {
+    const worker = await h.worker();
+    const res = await generate({ prompt: 'H', max_tokens: 5, stream: true }, 'text/event-stream');
+    expect(res.status).toBe(200);
+    const events = await readEvents(res);
+    expect(events.at(-1)?.data).toBe('[DONE]');
+    const chunks = events
+      .slice(0, -1)
+      .map((e) => JSON.parse(e.data) as { object: string; choices: { text: string; finish_reason: string | null }[] });
+    expect(chunks.map((c) => c.object)).toEqual(Array(6).fill('text_completion'));
+    expect(chunks.map((c) => c.choices[0]?.text).join('')).toBe('i,NVC');
+    expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe('length');
+
+    // garak's NVCF completion generator: sampling settings, stream false, reads choices[].text.
+    const whole = await generate({ prompt: 'H', temperature: 0.1, top_p: 0.7, max_tokens: 9, stream: false });
+    expect(whole.status).toBe(200);
+    expect(await whole.json()).toMatchObject({
+      object: 'text_completion',
+      choices: [{ index: 0, text: 'i,NVCF! H', finish_reason: 'length' }],
+      usage: { prompt_tokens: 1, completion_tokens: 9, total_tokens: 10 },
+    });
     await worker.close();
   });
 

@@ -25,13 +25,17 @@ afterAll(async () => {
 });
 
 describe('generative runner without a stream', () => {
-  it('reports progress with the text so far, then answers one chat.completion', async () => {
+  it('reports progress with the text so far, then answers one chat.completion for messages', async () => {
     const reports: { pct: number; content: string }[] = [];
     const res = await runGenerative(
       core,
       { name: 'generative', version: '1' },
       'r1',
-      { kind: 'json', contentType: 'application/json', value: { prompt: 'H', max_tokens: 200 } },
+      {
+        kind: 'json',
+        contentType: 'application/json',
+        value: { messages: [{ role: 'user', content: 'H' }], max_tokens: 200 },
+      },
       undefined,
       async (pct, partial) => {
         reports.push({ pct, content: (JSON.parse(partial.toString()) as { content: string }).content });
@@ -39,10 +43,44 @@ describe('generative runner without a stream', () => {
     );
     expect(reports.map((r) => r.pct)).toEqual([32, 64, 96]);
     expect(reports.map((r) => r.content.length)).toEqual([64, 128, 192]);
-    const body = JSON.parse(res.body.toString()) as { choices: { message: { content: string } }[] };
+    const body = JSON.parse(res.body.toString()) as { object: string; choices: { message: { content: string } }[] };
+    expect(body.object).toBe('chat.completion');
     const text = body.choices[0]?.message.content ?? '';
     expect(text).toHaveLength(200);
     expect(text.startsWith(reports[0]?.content ?? 'x')).toBe(true);
+  });
+
+  it("answers a prompt (garak's NVCF completion request) in OpenAI's completions shape", async () => {
+    const res = await runGenerative(
+      core,
+      { name: 'generative', version: '1' },
+      'r3',
+      {
+        kind: 'json',
+        contentType: 'application/json',
+        value: { prompt: 'H', temperature: 0.7, top_p: 0.7, max_tokens: 9, stream: false },
+      },
+      undefined,
+    );
+    expect(JSON.parse(res.body.toString())).toMatchObject({
+      id: 'r3',
+      object: 'text_completion',
+      model: 'generative',
+      choices: [{ index: 0, text: 'i,NVCF! H', logprobs: null, finish_reason: 'length' }],
+      usage: { prompt_tokens: 1, completion_tokens: 9, total_tokens: 10 },
+    });
+  });
+
+  it('refuses a body that is neither a prompt nor messages', async () => {
+    await expect(
+      runGenerative(
+        core,
+        { name: 'generative', version: '1' },
+        'r4',
+        { kind: 'json', contentType: 'application/json', value: { max_tokens: 4 } },
+        undefined,
+      ),
+    ).rejects.toThrow(/a prompt or messages is required/);
   });
 
   it('refuses a body that is not a completion request', async () => {
