@@ -18,15 +18,18 @@ export function relayedProblem(result: InvocationResult, instance: string, reque
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return result;
   const title = statusTitle(result.status);
-  const complete = {
-    type: `urn:nvcf-worker-service:problem-details:${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`,
-    title,
-    status: result.status,
-    detail: title,
-    ...body,
-    instance: 'instance' in body && typeof body.instance === 'string' ? body.instance : instance,
-    requestId: 'requestId' in body && typeof body.requestId === 'string' ? body.requestId : requestId,
+  const said = body as Record<string, unknown>;
+  const text = (key: string, fallback: string) => (typeof said[key] === 'string' ? (said[key] as string) : fallback);
+  // NVCF's order first, then whatever else the function said.
+  const complete: Record<string, unknown> = {
+    type: text('type', `urn:nvcf-worker-service:problem-details:${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`),
+    title: text('title', title),
+    status: typeof said.status === 'number' ? said.status : result.status,
+    detail: text('detail', title),
+    instance: text('instance', instance),
+    requestId: text('requestId', requestId),
   };
+  for (const [key, value] of Object.entries(said)) if (!(key in complete)) complete[key] = value;
   return { ...result, body: Buffer.from(JSON.stringify(complete)) };
 }
 
