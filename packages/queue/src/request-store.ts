@@ -37,9 +37,18 @@ export type RequestView =
     }
   | { kind: 'result'; functionId: string; versionId: string; result: InvocationResult };
 
+export interface RequestOwner {
+  functionId: string;
+  versionId: string;
+  principal: string;
+}
+
 export interface RequestStore {
-  /** Records a new invocation (state `queued`). False when the id already exists. */
-  create(requestId: string, functionId: string, versionId: string): Promise<boolean>;
+  /**
+   * Records a new invocation (state `queued`) made by `principal` (who may read it later). False when
+   * the id already exists.
+   */
+  create(requestId: string, functionId: string, versionId: string, principal?: string): Promise<boolean>;
   /**
    * Moves to `in-progress` unless terminal, creating the record when it is missing (its create may still
    * be in flight, or it expired while queued). Returns the resulting state.
@@ -54,8 +63,11 @@ export interface RequestStore {
   reportProgress(requestId: string, percent: number, partial?: Buffer): Promise<boolean>;
   /** Marks a result handed out from an inline reply as delivered. */
   markDelivered(requestId: string): Promise<void>;
-  /** The function version a request belongs to (authorization before reading it; queue position). */
-  owner(requestId: string): Promise<{ functionId: string; versionId: string } | undefined>;
+  /**
+   * The function version a request belongs to and the principal that made it ('' when unknown):
+   * authorization before reading it, queue position.
+   */
+  owner(requestId: string): Promise<RequestOwner | undefined>;
   /** Reads the request; a terminal result is handed out exactly once (then the id answers 'delivered'). */
   take(requestId: string): Promise<RequestView>;
 }
@@ -68,8 +80,9 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
   const r = withRequestScripts(redis);
   const ttl = opts.ttlSeconds;
   return {
-    async create(requestId, functionId, versionId) {
-      return (await r.nvcfCreateRequest(keys.request(requestId), ttl, functionId, versionId, Date.now())) === 1;
+    async create(requestId, functionId, versionId, principal = '') {
+      const key = keys.request(requestId);
+      return (await r.nvcfCreateRequest(key, ttl, functionId, versionId, Date.now(), principal)) === 1;
     },
     async markInProgress(requestId, functionId, versionId, percent = 0) {
       const key = keys.request(requestId);
@@ -96,8 +109,8 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
       return stored === 1;
     },
     async owner(requestId) {
-      const [functionId, versionId] = await redis.hmget(keys.request(requestId), 'fid', 'vid');
-      return functionId && versionId ? { functionId, versionId } : undefined;
+      const [functionId, versionId, principal] = await redis.hmget(keys.request(requestId), 'fid', 'vid', 'by');
+      return functionId && versionId ? { functionId, versionId, principal: principal ?? '' } : undefined;
     },
     async reportProgress(requestId, percent, partial) {
       const pct = Math.max(0, Math.min(100, Math.round(percent)));

@@ -20,6 +20,7 @@ import type { Logger } from '@nvcf/service-kit';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { FunctionResolver, ResolvedVersion } from '../invocation/function-resolver.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
+import { principalId } from '../invocation/request-access.ts';
 import { authorizeCall, type GrpcCaller, metadataHeaders } from './call-context.ts';
 import { toGatewayGrpcError } from './grpc-status.ts';
 import { checkModel, decodeInferResult, encodeQueuedInfer, functionFailure } from './model-infer-bridge.ts';
@@ -128,6 +129,7 @@ export function createGatewayGrpcService(
     let outcome: Awaited<ReturnType<InvocationService['invoke']>>;
     try {
       outcome = await deps.invocations.invoke({
+        principal: principalId(caller.principal),
         directOnly: true,
         functionId: fv.id,
         versionId: fv.versionId,

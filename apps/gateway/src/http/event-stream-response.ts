@@ -63,6 +63,7 @@ export async function eventStreamResponse(
   requestId: string,
   waiter: Waiter,
   resultUrl: (requestId: string) => string,
+  opts: { cancelOnLeave: boolean },
 ): Promise<Response> {
   const wake = createWake();
   const watch = deps.completions.watchEvents(requestId, wake.notify);
@@ -93,8 +94,9 @@ export async function eventStreamResponse(
     stream.onAbort(() => {
       ended = true;
       wake.notify();
-      // The client left: the worker stops generating (it checks between tokens).
-      void deps.events.cancel(requestId).catch(() => undefined);
+      // The client that started the request left: the worker stops generating (it checks between
+      // tokens). A follower leaving (another reader of the same request) stops nothing.
+      if (opts.cancelOnLeave) void deps.events.cancel(requestId).catch(() => undefined);
     });
     /** Writes one event; true when nothing may follow it. */
     const send = async (e: StreamEvent): Promise<boolean> => {

@@ -1,4 +1,3 @@
-import { AppError } from '@nvcf/protocol';
 import type {
   CompletionWaiter,
   InvocationInput,
@@ -11,6 +10,13 @@ import { v4 as uuidv4 } from 'uuid';
 import type { FunctionResolver } from './function-resolver.ts';
 import type { QueueGuard } from './queue-guard.ts';
 
+/** What authorization is shown of an existing request. */
+export interface RequestAccess {
+  requestId: string;
+  functionId: string;
+  principal: string;
+}
+
 /** What a pexec call or a status poll ends with. */
 export type InvocationOutcome =
   | { kind: 'result'; requestId: string; result: InvocationResult }
@@ -18,6 +24,8 @@ export type InvocationOutcome =
   | { kind: 'unknown'; requestId: string };
 
 export interface InvokeRequest {
+  /** Who invokes (`principalId`): the request's status, stream and position are theirs. */
+  principal: string;
   functionId: string;
   versionId?: string;
   input: InvocationInput;
@@ -40,13 +48,13 @@ export interface InvocationService {
   /** Follows an existing request as events (SSE on a status poll, from any gateway). */
   follow(requestId: string, pollSeconds: number, signal?: AbortSignal): Waiter;
   /**
-   * Long-polls a request. `mayAccess` (for callers restricted to some functions) is asked about the
-   * request's function before anything is read, so a forbidden caller cannot consume a result.
+   * Long-polls a request. `authorize` is shown the request's function and principal before anything is
+   * read (it throws to refuse), so a caller who may not see a request cannot consume its result.
    */
   status(
     requestId: string,
     pollSeconds: number,
-    opts?: { signal?: AbortSignal; mayAccess?: (functionId: string) => boolean },
+    opts: { signal?: AbortSignal; authorize: (request: RequestAccess) => void },
   ): Promise<InvocationOutcome>;
 }
 
@@ -98,7 +106,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     try {
       // One round trip for both: the worker creates the record itself if the job overtakes it.
       await Promise.all([
-        store.create(requestId, fv.id, fv.versionId),
+        store.create(requestId, fv.id, fv.versionId, req.principal),
         producer.enqueue({
           requestId,
           functionId: fv.id,
@@ -129,13 +137,9 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     follow: (requestId, pollSeconds, signal) =>
       completions.register(requestId, Date.now() + pollSeconds * 1000, signal),
 
-    async status(requestId, pollSeconds, opts = {}) {
-      if (opts.mayAccess) {
-        const functionId = (await store.owner(requestId))?.functionId;
-        if (functionId !== undefined && !opts.mayAccess(functionId)) {
-          throw new AppError('PERMISSION_DENIED', `not allowed to access request '${requestId}'`);
-        }
-      }
+    async status(requestId, pollSeconds, opts) {
+      const owner = await store.owner(requestId);
+      if (owner) opts.authorize({ requestId, ...owner });
       const waiter = completions.register(requestId, Date.now() + pollSeconds * 1000, opts.signal);
       // Checked once after registering: the completion may have been published before we listened.
       const view = await store.take(requestId);

@@ -4,9 +4,10 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import { mayAccessFunction, requireFunction } from '../auth/principal.ts';
+import { requireFunction } from '../auth/principal.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
+import { principalId, requireRequestAccess } from '../invocation/request-access.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 import { execEnvelopeResponse } from './exec-envelope.ts';
 
@@ -59,6 +60,7 @@ export function execRoutes(
       throw new AppError('UNIMPLEMENTED', 'input asset references are not supported yet');
     }
     const outcome = await service.invoke({
+      principal: principalId(c.get('principal')),
       functionId,
       versionId,
       input: { kind: 'json', contentType: 'application/json', value: parsed.data.requestBody },
@@ -77,7 +79,7 @@ export function execRoutes(
     const principal = c.get('principal');
     const outcome = await service.status(requestId, pollSeconds, {
       signal: c.req.raw.signal,
-      ...(principal.allowedFunctionIds ? { mayAccess: (fid: string) => mayAccessFunction(principal, fid) } : {}),
+      authorize: (request) => requireRequestAccess(principal, request),
     });
     return execEnvelopeResponse(outcome, c.req.path, (id) => opts.resultUrl(id, new URL(c.req.url).origin));
   });

@@ -3,12 +3,13 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { type AssetService, resolveAssetReferences } from '../assets/index.ts';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import { mayAccessFunction, requireFunction } from '../auth/principal.ts';
+import { requireFunction } from '../auth/principal.ts';
 import { type EventStreamDeps, eventStreamResponse } from '../http/event-stream-response.ts';
 import { invocationResponse } from '../http/invocation-response.ts';
 import { forwardedHeaders } from '../invocation/forwarded-headers.ts';
-import type { InvocationService } from '../invocation/invocation-service.ts';
+import type { InvocationService, RequestAccess } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
+import { principalId, requireRequestAccess } from '../invocation/request-access.ts';
 import { parseInvocationBody } from '../invocation/request-body.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 
@@ -59,19 +60,14 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     const headers = forwardedHeaders(c.req.raw.headers);
     // What NVCF's worker hands the inference step (§12.1): the ids; the bytes stay in the asset store.
     if (assetIds.length > 0) headers['nvcf-function-asset-ids'] = assetIds.join(',');
-    const call = { functionId, versionId, input, headers, pollSeconds, signal: c.req.raw.signal };
+    const principal = principalId(c.get('principal'));
+    const call = { principal, functionId, versionId, input, headers, pollSeconds, signal: c.req.raw.signal };
     if (wantsEvents) {
       const { requestId, waiter } = await service.startStream(call);
-      return eventStreamResponse(c, opts.streaming, requestId, waiter, resultUrl(c));
+      // This stream started the request: its client leaving stops the function.
+      return eventStreamResponse(c, opts.streaming, requestId, waiter, resultUrl(c), { cancelOnLeave: true });
     }
-    const outcome = await service.invoke({
-      functionId,
-      versionId,
-      input,
-      headers,
-      pollSeconds,
-      signal: c.req.raw.signal,
-    });
+    const outcome = await service.invoke(call);
     return invocationResponse(outcome, c.req.path, resultUrl(c));
   };
 
@@ -86,24 +82,16 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     );
     const requestId = uuidParam('requestId', c.req.param('requestId'));
     const principal = c.get('principal');
+    const authorize = (request: RequestAccess) => requireRequestAccess(principal, request);
     if (wantsEvents) {
-      // Any gateway can serve a request's stream: its events live in Redis.
-      if (principal.allowedFunctionIds) {
-        const owner = await opts.streaming.store.owner(requestId);
-        if (owner) requireFunction(principal, owner.functionId);
-      }
-      return eventStreamResponse(
-        c,
-        opts.streaming,
-        requestId,
-        service.follow(requestId, pollSeconds, c.req.raw.signal),
-        resultUrl(c),
-      );
+      // Any gateway can serve a request's stream: its events live in Redis. A follower leaving does not
+      // stop the function: only the stream that started it may.
+      const owner = await opts.streaming.store.owner(requestId);
+      if (owner) authorize({ requestId, ...owner });
+      const waiter = service.follow(requestId, pollSeconds, c.req.raw.signal);
+      return eventStreamResponse(c, opts.streaming, requestId, waiter, resultUrl(c), { cancelOnLeave: false });
     }
-    const outcome = await service.status(requestId, pollSeconds, {
-      signal: c.req.raw.signal,
-      ...(principal.allowedFunctionIds ? { mayAccess: (fid: string) => mayAccessFunction(principal, fid) } : {}),
-    });
+    const outcome = await service.status(requestId, pollSeconds, { signal: c.req.raw.signal, authorize });
     return invocationResponse(outcome, c.req.path, resultUrl(c));
   });
   return app;

@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requireFunction } from '../auth/principal.ts';
+import { requireRequestAccess } from '../invocation/request-access.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 
 /** NVCF reports queue positions as an estimate capped at 1000 (nvcf-api.md §9). */
@@ -55,7 +56,7 @@ export function queueRoutes(deps: QueueRouteDeps): Hono<AuthEnv> {
     const requestId = uuidParam('requestId', c.req.param('requestId'));
     const owner = await deps.store.owner(requestId);
     if (!owner) throw new AppError('NOT_FOUND', `Request '${requestId}' not found`);
-    requireFunction(c.get('principal'), owner.functionId);
+    requireRequestAccess(c.get('principal'), { requestId, ...owner });
     const position = await deps.producer.position(owner.versionId, requestId);
     if (position === undefined) throw new AppError('NOT_FOUND', `Request '${requestId}' is no longer queued`);
     return c.json({
