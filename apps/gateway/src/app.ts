@@ -34,6 +34,8 @@ export interface GatewayAppDeps {
   streaming: EventStreamDeps;
   maxBodyBytes: number;
   defaultPollSeconds: number;
+  /** `/health` answers within this long whether Redis does or not. */
+  healthTimeoutMs: number;
 }
 
 /** The gateway's HTTP surface. Pure wiring: every route parses, calls a service, maps the result. */
@@ -47,7 +49,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
       maxAge: 86400,
     }),
   );
-  app.route('/', healthRoutes(deps.redis));
+  app.route('/', healthRoutes(deps.redis, deps.healthTimeoutMs));
   app.route('/', functionRoutes(deps.registry, deps.functions, deps.auth));
   app.route('/', deploymentRoutes(deps.registry, deps.functions, deps.auth, deps.keys));
   const limit = rateLimit(deps.limiter);

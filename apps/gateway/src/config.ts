@@ -39,6 +39,8 @@ export interface GatewayConfig {
   /** How long a stopping gateway lets open event streams run before it cuts them. */
   shutdownGraceMs: number;
   redisUrl: string;
+  /** Non-blocking Redis commands fail after this long (503 to the client, never a hang). */
+  redisCommandTimeoutMs: number;
   keyPrefix: string;
   requestTtlSeconds: number;
   maxRequestBodyBytes: number;
@@ -75,6 +77,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     grpcPort: env.GATEWAY_GRPC_PORT,
     shutdownGraceMs: env.GATEWAY_SHUTDOWN_GRACE_MS,
     redisUrl: env.REDIS_URL,
+    redisCommandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,
     keyPrefix: env.NVCF_KEY_PREFIX,
     requestTtlSeconds: env.REQUEST_TTL_SECONDS,
     maxRequestBodyBytes: env.MAX_REQUEST_BODY_BYTES,

@@ -42,7 +42,11 @@ export interface RunningGateway {
 export async function startGateway(config: GatewayConfig, logger?: Logger): Promise<RunningGateway> {
   const log = logger ?? createLogger({ name: 'gateway', level: config.logLevel });
   const keys = createKeys(config.keyPrefix);
-  const redis = createRedis(config.redisUrl, { name: 'gateway' });
+  const redis = createRedis(config.redisUrl, {
+    name: 'gateway',
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    onError: (err) => log.warn({ err: err.message }, 'Redis connection error'),
+  });
   const subscriber = createRedis(config.redisUrl, { blocking: true, name: 'gateway-sub' });
   const completions = createCompletionWaiter(subscriber, keys, uuidv4());
   await completions.start();
@@ -102,6 +106,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   );
   const limiter = createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 });
   const app = createGatewayApp({
+    healthTimeoutMs: Math.min(1000, config.redisCommandTimeoutMs),
     auth,
     streaming: { events: createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds }), completions, store },
     results,

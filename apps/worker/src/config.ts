@@ -49,6 +49,8 @@ export type WorkerEnv = z.infer<typeof WorkerEnv>;
 
 export interface WorkerConfig {
   redisUrl: string;
+  /** Non-blocking Redis commands fail after this long (the job is retried, never hangs). */
+  redisCommandTimeoutMs: number;
   keyPrefix: string;
   requestTtlSeconds: number;
   logLevel: string;
@@ -88,6 +90,7 @@ export interface WorkerConfig {
 export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
   return {
     redisUrl: env.REDIS_URL,
+    redisCommandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,
     keyPrefix: env.NVCF_KEY_PREFIX,
     requestTtlSeconds: env.REQUEST_TTL_SECONDS,
     logLevel: env.LOG_LEVEL,

@@ -38,7 +38,11 @@ export interface RunningWorker {
 export async function startWorker(config: WorkerConfig, logger?: Logger): Promise<RunningWorker> {
   const log = (logger ?? createLogger({ name: 'worker', level: config.logLevel })).child({ workerId: config.workerId });
   const keys = createKeys(config.keyPrefix);
-  const redis = createRedis(config.redisUrl, { name: 'worker' });
+  const redis = createRedis(config.redisUrl, {
+    name: 'worker',
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    onError: (err) => log.warn({ err: err.message }, 'Redis connection error'),
+  });
   const bullConnection = createRedis(config.redisUrl, { blocking: true, name: 'worker-bull' });
   const registry = createFunctionRegistry(redis, keys);
   const store = createRequestStore(redis, keys, { ttlSeconds: config.requestTtlSeconds });

@@ -20,6 +20,8 @@ export const sharedEnv = {
   REDIS_URL: envString('redis://127.0.0.1:6379'),
   NVCF_KEY_PREFIX: envString('nvcf'),
   REQUEST_TTL_SECONDS: envInt(3600, 60),
+  /** A Redis command that has not answered by then fails (a stalled Redis must not hang clients). */
+  REDIS_COMMAND_TIMEOUT_MS: envInt(2000, 50, 600_000),
   LOG_LEVEL: envLogLevel(),
 };
 

@@ -1,4 +1,5 @@
 import { AppError, PROBLEM_CONTENT_TYPE, problem } from '@nvcf/protocol';
+import { isRedisUnavailable } from '@nvcf/queue';
 
 /** Serialises a problem+json response. Every gateway error leaves through here. */
 export function problemResponse(
@@ -22,6 +23,11 @@ export function errorToProblem(err: unknown, instance: string): { response: Resp
     if (err.retryAfterSeconds !== undefined)
       headers['retry-after'] = String(Math.max(1, Math.ceil(err.retryAfterSeconds)));
     return { response: problemResponse(err.httpStatus, err.message, { instance, headers }), internal: false };
+  }
+  if (isRedisUnavailable(err)) {
+    // Nothing was lost: whatever was accepted before is in Redis; this call can simply be made again.
+    const detail = 'the request store (Redis) is unreachable or not answering; try again shortly';
+    return { response: problemResponse(503, detail, { instance, headers: { 'retry-after': '1' } }), internal: false };
   }
   return { response: problemResponse(500, 'Internal error', { instance }), internal: true };
 }

@@ -2,16 +2,27 @@ import { Hono } from 'hono';
 import type { Redis } from 'ioredis';
 import { problemResponse } from '../http/problem-response.ts';
 
-/** `GET /health` (no auth): healthy when Redis, where all request state lives, answers. */
-export function healthRoutes(redis: Redis): Hono {
+/**
+ * `GET /health` (no auth): healthy when Redis, where all request state lives, answers PING within
+ * `timeoutMs`. A stalled Redis must not stall the probe: orchestrators time probes out and would read a
+ * hang as a dead gateway rather than an unhealthy dependency.
+ */
+export function healthRoutes(redis: Redis, timeoutMs: number): Hono {
   const app = new Hono();
   app.get('/health', async (c) => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((r) => {
+      timer = setTimeout(() => r('late'), timeoutMs);
+    });
     try {
-      await redis.ping();
-      return c.json({ status: 'ok' });
+      const answer = await Promise.race([redis.ping(), late]);
+      if (answer === 'PONG') return c.json({ status: 'ok' });
     } catch {
-      return problemResponse(503, 'Redis is unreachable', { instance: '/health' });
+      // unreachable: the 503 below
+    } finally {
+      clearTimeout(timer);
     }
+    return problemResponse(503, 'Redis is unreachable', { instance: '/health', headers: { 'retry-after': '1' } });
   });
   return app;
 }
