@@ -4,7 +4,7 @@
  * any failure.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -20,8 +20,8 @@ function run(label: string, cmd: string, args: string[], env: NodeJS.ProcessEnv 
   return r.status ?? 1;
 }
 
-function check(label: string, cmd: string, args: string[]): void {
-  const ok = run(label, cmd, args) === 0;
+function check(label: string, cmd: string, args: string[], env?: NodeJS.ProcessEnv): void {
+  const ok = run(label, cmd, args, env) === 0;
   if (ok) tally.passed++;
   else tally.failed++;
   process.stdout.write(`${ok ? '✓' : '✗'} ${label}\n`);
@@ -30,7 +30,25 @@ function check(label: string, cmd: string, args: string[]): void {
 check('typecheck', 'pnpm', ['exec', 'turbo', 'run', 'typecheck', '--continue', '--output-logs=errors-only']);
 check('lint', 'pnpm', ['exec', 'biome', 'check', '.']);
 if (spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0) {
-  check('docker-compose.yml', 'docker-compose', ['-f', 'docker-compose.yml', 'config', '-q']);
+  // The compose file takes its secrets from .env; it is checked with stand-ins, and must refuse to
+  // start without them (no secret is hard-coded in it).
+  const secrets = {
+    S3_SECRET_ACCESS_KEY: 'check-stand-in-secret-0123456789abcdef',
+    URL_SIGNING_SECRET: 'check-stand-in-secret-0123456789abcdef',
+    NVCF_BOOTSTRAP_ADMIN_KEY: 'check-stand-in-secret-0123456789abcdef',
+  };
+  // An empty env file: a developer's own .env must not make the check pass.
+  const noEnvFile = join(mkdtempSync(join(tmpdir(), 'nvcf-compose-')), 'empty.env');
+  writeFileSync(noEnvFile, '');
+  const compose = ['-f', 'docker-compose.yml', '--env-file', noEnvFile, 'config', '-q'];
+  check('docker-compose.yml', 'docker-compose', compose, { ...process.env, ...secrets });
+  const without = spawnSync('docker-compose', compose, { stdio: 'pipe', env: { PATH: process.env.PATH ?? '' } });
+  const refused =
+    without.status !== 0 &&
+    /S3_SECRET_ACCESS_KEY|URL_SIGNING_SECRET|NVCF_BOOTSTRAP_ADMIN_KEY/.test(String(without.stderr));
+  if (refused) tally.passed++;
+  else tally.failed++;
+  process.stdout.write(`${refused ? '✓' : '✗'} docker-compose.yml refuses to start without its secrets\n`);
 } else {
   tally.failed++;
   process.stdout.write('✗ docker-compose.yml: no docker-compose to validate it (apt-get install docker-compose)\n');

@@ -36,6 +36,8 @@ export interface GatewayAppDeps {
   defaultPollSeconds: number;
   /** `/health` answers within this long whether Redis does or not. */
   healthTimeoutMs: number;
+  /** Client headers passed to functions besides the defaults. */
+  forwardHeaders: readonly string[];
 }
 
 /** The gateway's HTTP surface. Pure wiring: every route parses, calls a service, maps the result. */

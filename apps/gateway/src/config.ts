@@ -28,6 +28,7 @@ export const GatewayEnv = z.object({
   ASSET_TTL_SECONDS: envInt(24 * 60 * 60, 60),
   STORAGE_SWEEP_MS: envInt(60_000, 100),
   NVCF_NCA_ID: envString('self-hosted'),
+  FORWARD_HEADERS: envString(''),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnv>;
 
@@ -67,6 +68,8 @@ export interface GatewayConfig {
   /** How often expired assets and results are looked for and deleted. */
   storageSweepMs: number;
   ncaId: string;
+  /** Client headers passed to functions besides the defaults (comma-separated names). */
+  forwardHeaders: string[];
   logLevel: string;
 }
 
@@ -97,6 +100,9 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     assetTtlSeconds: env.ASSET_TTL_SECONDS,
     storageSweepMs: env.STORAGE_SWEEP_MS,
     ncaId: env.NVCF_NCA_ID,
+    forwardHeaders: env.FORWARD_HEADERS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     logLevel: env.LOG_LEVEL,
   };
 }

@@ -53,7 +53,6 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const registry = createFunctionRegistry(redis, keys);
   const store = createRequestStore(redis, keys, { ttlSeconds: config.requestTtlSeconds });
   const producer = createInvocationProducer(redis, keys, {
-    keepFinishedSeconds: config.requestTtlSeconds,
     attempts: config.jobAttempts,
   });
   const functions = createFunctionResolver(registry, { cacheMs: config.functionCacheMs });
@@ -107,6 +106,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const limiter = createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 });
   const app = createGatewayApp({
     healthTimeoutMs: Math.min(1000, config.redisCommandTimeoutMs),
+    forwardHeaders: config.forwardHeaders,
     auth,
     streaming: { events: createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds }), completions, store },
     results,

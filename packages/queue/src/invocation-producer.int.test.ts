@@ -22,7 +22,7 @@ afterAll(async () => {
 describe('invocation producer', () => {
   it('uses the request id as job id, so adding the same request twice is a no-op', async () => {
     const keys = createKeys(`p${uuidv4().slice(0, 8)}`);
-    const producer = createInvocationProducer(redis, keys, { keepFinishedSeconds: 60, attempts: 3 });
+    const producer = createInvocationProducer(redis, keys, { attempts: 3 });
     const versionId = uuidv4();
     const job = {
       requestId: uuidv4(),

@@ -19,8 +19,6 @@ export interface InvocationProducer {
 }
 
 export interface ProducerOptions {
-  /** Seconds BullMQ keeps finished job entries (the result itself lives in the request store). */
-  keepFinishedSeconds: number;
   /** Attempts for retryable failures; stalled-job recovery does not consume attempts. */
   attempts: number;
 }
@@ -42,8 +40,10 @@ export function createInvocationProducer(connection: Redis, keys: Keys, opts: Pr
         jobId: job.requestId,
         attempts: opts.attempts,
         backoff: { type: 'exponential', delay: 200 },
-        removeOnComplete: { age: opts.keepFinishedSeconds },
-        removeOnFail: { age: opts.keepFinishedSeconds },
+        // A finished job keeps nothing: its result lives in the request record (with its TTL), and a
+        // kept job would hold the whole input until later jobs of the same queue pruned it.
+        removeOnComplete: true,
+        removeOnFail: true,
       });
     },
     async depth(versionId) {

@@ -1,5 +1,5 @@
-/** Never forwarded to a function: credentials, hop-by-hop names, and what the platform itself sets. */
-const DROP = new Set([
+/** Never forwarded to a function, even when listed: credentials, hop-by-hop names, what the platform sets. */
+const NEVER = new Set([
   'authorization',
   'cookie',
   'host',
@@ -16,8 +16,20 @@ const DROP = new Set([
   'upgrade',
 ]);
 
-/** Client headers a function may read (nvcf-api.md §4, §12.1); `nvcf-*` names cannot be spoofed. */
-export function forwardedHeaders(headers: Headers): Record<string, string> {
+/**
+ * What an ONNX function reads of its caller's headers: the binary tensor extension's JSON length, and
+ * what the caller accepts. Everything else a client sends stays out of the job (it would be persisted
+ * in Redis with it: a client's `x-secret-token` sat in the queue before this list existed).
+ */
+export const DEFAULT_FORWARDED_HEADERS: readonly string[] = ['inference-header-content-length', 'accept'];
+
+/**
+ * The client headers a function may read: the default list plus the operator's `extra` names
+ * (`FORWARD_HEADERS`), never credentials, hop-by-hop names, names listed in `Connection`, or `nvcf-*`
+ * (the platform sets those and clients must not spoof them).
+ */
+export function forwardedHeaders(headers: Headers, extra: Iterable<string> = []): Record<string, string> {
+  const allowed = new Set([...DEFAULT_FORWARDED_HEADERS, ...[...extra].map((n) => n.toLowerCase())]);
   const listedInConnection = new Set(
     (headers.get('connection') ?? '')
       .split(',')
@@ -27,7 +39,7 @@ export function forwardedHeaders(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};
   headers.forEach((value, name) => {
     const n = name.toLowerCase();
-    if (DROP.has(n) || listedInConnection.has(n) || n.startsWith('nvcf-')) return;
+    if (!allowed.has(n) || NEVER.has(n) || listedInConnection.has(n) || n.startsWith('nvcf-')) return;
     out[n] = value;
   });
   return out;

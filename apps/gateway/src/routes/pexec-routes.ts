@@ -27,6 +27,8 @@ export interface PexecRouteOptions {
   resultUrl: (requestId: string, requestOrigin: string) => string;
   /** Per-credential rate limit, applied to new invocations (not to polls). */
   limit: MiddlewareHandler<AuthEnv>;
+  /** Client headers passed to functions besides the defaults. */
+  forwardHeaders: readonly string[];
 }
 
 /** `POST /v2/nvcf/pexec/functions/{fid}[/versions/{vid}]` and `GET /v2/nvcf/pexec/status/{reqId}`. */
@@ -57,7 +59,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     const assetIds = await resolveAssetReferences(c.req.header('nvcf-input-asset-references'), opts.assets, {
       ownerSubject: c.get('principal').subject,
     });
-    const headers = forwardedHeaders(c.req.raw.headers);
+    const headers = forwardedHeaders(c.req.raw.headers, opts.forwardHeaders);
     // What NVCF's worker hands the inference step (§12.1): the ids; the bytes stay in the asset store.
     if (assetIds.length > 0) headers['nvcf-function-asset-ids'] = assetIds.join(',');
     const principal = principalId(c.get('principal'));

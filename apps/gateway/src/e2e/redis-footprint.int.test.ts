@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningGateway } from '../server.ts';
+import { createHarness, fnId, type Harness, pexec } from './harness.ts';
+
+/**
+ * What a finished invocation leaves in Redis: its request record (a tombstone once delivered), with its
+ * TTL. Not the input, not the job, not a client header.
+ */
+let h: Harness;
+let gw: RunningGateway;
+
+beforeAll(async () => {
+  h = await createHarness();
+  await h.worker();
+  gw = await h.gateway();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+/** Every key of this harness's key space, with everything stored under it, as text. */
+async function dump(): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  let cursor = '0';
+  do {
+    const [next, keys] = await h.redis.scan(cursor, 'MATCH', `${h.keyPrefix}*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) {
+      const type = await h.redis.type(key);
+      let value = '';
+      if (type === 'string') value = (await h.redis.get(key)) ?? '';
+      else if (type === 'hash') value = JSON.stringify(await h.redis.hgetall(key));
+      else if (type === 'list') value = JSON.stringify(await h.redis.lrange(key, 0, -1));
+      else if (type === 'set') value = JSON.stringify(await h.redis.smembers(key));
+      else if (type === 'zset') value = JSON.stringify(await h.redis.zrange(key, 0, -1));
+      else if (type === 'stream') value = JSON.stringify(await h.redis.xrange(key, '-', '+'));
+      out.set(key, value);
+    }
+  } while (cursor !== '0');
+  return out;
+}
+
+describe("a finished invocation's footprint in Redis", () => {
+  it('keeps no input, no job and no client header; memory returns to where it was', async () => {
+    const rows = 64;
+    const marker = 0.123456789;
+    const data = Array.from({ length: rows * 784 }, (_, i) => (i === 5 ? marker : (i % 13) / 13));
+    const body = { inputs: [{ name: 'INPUT', datatype: 'FP32', shape: [rows, 784], data }] };
+    const path = `/v2/nvcf/pexec/functions/${fnId('classifier')}`;
+    // Warm up (queue keys, scripts), then measure.
+    expect((await pexec(gw.url, path, body)).status).toBe(200);
+    const before = Number(/used_memory:(\d+)/.exec(await h.redis.info('memory'))?.[1]);
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const res = await pexec(gw.url, path, body, { 'x-secret-token': 'hunter2-do-not-store' });
+      expect(res.status).toBe(200);
+      ids.push(res.headers.get('nvcf-reqid') ?? '');
+    }
+    const after = Number(/used_memory:(\d+)/.exec(await h.redis.info('memory'))?.[1]);
+    const everything = await dump();
+    for (const [key, value] of everything) {
+      expect(value, key).not.toContain('hunter2');
+      expect(value, key).not.toContain(String(marker));
+    }
+    // No BullMQ job hash is left for any of them (job id = request id).
+    for (const id of ids)
+      expect([...everything.keys()].filter((k) => k.endsWith(`:${id}`) && !k.includes(':req:'))).toEqual([]);
+    // Ten ~0.4 MB inputs came and went: what stays is ten small tombstones.
+    expect(after - before).toBeLessThan(1024 * 1024);
+  });
+});
