@@ -7,6 +7,7 @@ import {
   createCompletionWaiter,
   createEventStream,
   createFunctionRegistry,
+  createIdempotencyStore,
   createInvocationProducer,
   createKeys,
   createRateLimiter,
@@ -62,6 +63,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     store,
     producer,
     completions,
+    idempotency: createIdempotencyStore(redis, keys, { ttlSeconds: config.requestTtlSeconds }),
     maxInlineResultBytes: config.maxInlineResultBytes,
     onBackgroundError: (err, requestId) => log.warn({ err, requestId }, 'marking an inline result delivered failed'),
   });

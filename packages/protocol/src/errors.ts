@@ -11,6 +11,8 @@ export const ErrorCode = {
   UNAUTHENTICATED: 'UNAUTHENTICATED',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   RESOURCE_EXHAUSTED: 'RESOURCE_EXHAUSTED',
+  /** Well-formed, but conflicts with what the server holds (an Idempotency-Key reused for another call). */
+  UNPROCESSABLE: 'UNPROCESSABLE',
   UNAVAILABLE: 'UNAVAILABLE',
   DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
   CANCELLED: 'CANCELLED',
@@ -34,6 +36,7 @@ export const errorCodeInfo: Readonly<Record<ErrorCode, CodeInfo>> = {
   UNAUTHENTICATED: { http: 401, grpc: 16, retryable: false },
   PAYLOAD_TOO_LARGE: { http: 413, grpc: 8, retryable: false },
   RESOURCE_EXHAUSTED: { http: 429, grpc: 8, retryable: true },
+  UNPROCESSABLE: { http: 422, grpc: 9, retryable: false },
   UNAVAILABLE: { http: 503, grpc: 14, retryable: true },
   DEADLINE_EXCEEDED: { http: 504, grpc: 4, retryable: true },
   CANCELLED: { http: 499, grpc: 1, retryable: false },

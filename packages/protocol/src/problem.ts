@@ -23,6 +23,7 @@ const STATUS_TITLES: Readonly<Record<number, string>> = {
   409: 'Conflict',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
   429: 'Too Many Requests',
   499: 'Client Closed Request',
   500: 'Internal Server Error',

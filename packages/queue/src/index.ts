@@ -4,6 +4,7 @@ export * from './completion-waiter.ts';
 export * from './deadline-queue.ts';
 export * from './event-stream.ts';
 export * from './function-registry.ts';
+export * from './idempotency-store.ts';
 export * from './invocation-consumer.ts';
 export * from './invocation-producer.ts';
 export * from './job-contract.ts';

@@ -42,6 +42,11 @@ export interface Keys {
   ownerAssets(ownerSubject: string): string;
   /** Sorted set assetId → expiry (ms) of every asset: what reclaiming expired assets' objects reads. */
   readonly assetExpiries: string;
+  /**
+   * String `<requestId> <fingerprint>`: the request an `Idempotency-Key` of one principal started.
+   * `keyHash` is the SHA-256 of principal and key (neither is stored). TTL'd like the request.
+   */
+  idempotency(keyHash: string): string;
 }
 
 export function createKeys(prefix = 'nvcf'): Keys {
@@ -67,5 +72,6 @@ export function createKeys(prefix = 'nvcf'): Keys {
     asset: (assetId) => `${prefix}:asset:${assetId}`,
     ownerAssets: (ownerSubject) => `${prefix}:assets:owner:${ownerSubject}`,
     assetExpiries: `${prefix}:assets:expiries`,
+    idempotency: (keyHash) => `${prefix}:idem:${keyHash}`,
   };
 }

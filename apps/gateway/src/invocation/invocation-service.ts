@@ -1,5 +1,7 @@
+import { AppError } from '@nvcf/protocol';
 import type {
   CompletionWaiter,
+  IdempotencyStore,
   InvocationInput,
   InvocationProducer,
   InvocationResult,
@@ -8,6 +10,7 @@ import type {
 } from '@nvcf/queue';
 import { v4 as uuidv4 } from 'uuid';
 import type { FunctionResolver } from './function-resolver.ts';
+import type { IdempotentCall } from './idempotency-key.ts';
 import type { QueueGuard } from './queue-guard.ts';
 
 /** What authorization is shown of an existing request. */
@@ -35,6 +38,8 @@ export interface InvokeRequest {
   signal?: AbortSignal;
   /** The caller cannot follow a redirect to a stored result (gRPC). */
   directOnly?: boolean;
+  /** `Idempotency-Key`: a retry of the same call finds the request the first one started. */
+  idempotency?: IdempotentCall;
 }
 
 export interface InvocationService {
@@ -64,6 +69,7 @@ export interface InvocationDeps {
   store: RequestStore;
   producer: InvocationProducer;
   completions: CompletionWaiter;
+  idempotency: IdempotencyStore;
   /** Results up to this size come back inline on the gateway's reply channel. */
   maxInlineResultBytes: number;
   /** Failures of work done after the response (marking an inline result delivered). */
@@ -97,13 +103,31 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     return { kind: 'unknown', requestId };
   }
 
-  async function enqueue(req: InvokeRequest, stream: boolean): Promise<{ requestId: string; waiter: Waiter }> {
+  /**
+   * Queues a new request, or — for a retry carrying the `Idempotency-Key` of an earlier call — finds the
+   * request that call started (`existing`), so the function never runs twice for one call.
+   */
+  async function enqueue(
+    req: InvokeRequest,
+    stream: boolean,
+  ): Promise<{ requestId: string; waiter: Waiter } | { existing: string }> {
     const { fv } = await functions.resolve(req.functionId, req.versionId);
-    await deps.queueGuard.admit(fv.versionId);
     const requestId = uuidv4();
+    const idem = req.idempotency;
+    if (idem) {
+      const claim = await deps.idempotency.claim(req.principal, idem.key, idem.fingerprint, requestId);
+      if (claim.kind === 'existing') return { existing: claim.requestId };
+      if (claim.kind === 'mismatch') {
+        throw new AppError(
+          'UNPROCESSABLE',
+          `Idempotency-Key was already used for a different request (request '${claim.requestId}')`,
+        );
+      }
+    }
     // Registered before the add: a fast worker can publish the completion before `enqueue` returns.
     const waiter = completions.register(requestId, Date.now() + req.pollSeconds * 1000, req.signal);
     try {
+      await deps.queueGuard.admit(fv.versionId);
       // One round trip for both: the worker creates the record itself if the job overtakes it.
       await Promise.all([
         store.create(requestId, fv.id, fv.versionId, req.principal),
@@ -121,18 +145,38 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
       ]);
     } catch (err) {
       waiter.settle({ kind: 'aborted' });
+      // Nothing started: a retry with the same key may start it.
+      if (idem) await deps.idempotency.release(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
       throw err;
     }
     return { requestId, waiter };
   }
 
+  /** Long-polls an existing request: registered first, then checked once (it may be done already). */
+  async function poll(requestId: string, pollSeconds: number, signal?: AbortSignal): Promise<InvocationOutcome> {
+    const waiter = completions.register(requestId, Date.now() + pollSeconds * 1000, signal);
+    const view = await store.take(requestId);
+    if (view.kind !== 'pending') {
+      waiter.settle({ kind: 'aborted' });
+      if (view.kind === 'result') return { kind: 'result', requestId, result: view.result };
+      return { kind: 'unknown', requestId };
+    }
+    return settle(requestId, waiter);
+  }
+
   return {
     async invoke(req) {
-      const { requestId, waiter } = await enqueue(req, false);
-      return settle(requestId, waiter);
+      const started = await enqueue(req, false);
+      if ('existing' in started) return poll(started.existing, req.pollSeconds, req.signal);
+      return settle(started.requestId, started.waiter);
     },
 
-    startStream: (req) => enqueue(req, true),
+    async startStream(req) {
+      const started = await enqueue(req, true);
+      if (!('existing' in started)) return started;
+      const requestId = started.existing;
+      return { requestId, waiter: completions.register(requestId, Date.now() + req.pollSeconds * 1000, req.signal) };
+    },
 
     follow: (requestId, pollSeconds, signal) =>
       completions.register(requestId, Date.now() + pollSeconds * 1000, signal),
@@ -140,15 +184,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     async status(requestId, pollSeconds, opts) {
       const owner = await store.owner(requestId);
       if (owner) opts.authorize({ requestId, ...owner });
-      const waiter = completions.register(requestId, Date.now() + pollSeconds * 1000, opts.signal);
-      // Checked once after registering: the completion may have been published before we listened.
-      const view = await store.take(requestId);
-      if (view.kind !== 'pending') {
-        waiter.settle({ kind: 'aborted' });
-        if (view.kind === 'result') return { kind: 'result', requestId, result: view.result };
-        return { kind: 'unknown', requestId };
-      }
-      return settle(requestId, waiter);
+      return poll(requestId, pollSeconds, opts.signal);
     },
   };
 }

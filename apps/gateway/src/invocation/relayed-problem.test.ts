@@ -17,7 +17,7 @@ describe('relayedProblem', () => {
     );
     expect(Object.keys(json(out))).toEqual(['type', 'title', 'status', 'detail', 'instance', 'requestId', 'code']);
     expect(json(out)).toMatchObject({
-      title: 'Error',
+      title: 'Unprocessable Content',
       status: 422,
       detail: 'bad prompt',
       instance: '/v2/nvcf/pexec/functions/f',

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requireFunction } from '../auth/principal.ts';
+import { parseIdempotencyKey } from '../invocation/idempotency-key.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
 import { principalId, requireRequestAccess } from '../invocation/request-access.ts';
@@ -59,7 +60,9 @@ export function execRoutes(
     if (parsed.data.requestHeader?.inputAssetReferences?.length) {
       throw new AppError('UNIMPLEMENTED', 'input asset references are not supported yet');
     }
+    const idempotency = parseIdempotencyKey(c.req.header('idempotency-key'), { functionId, versionId, body });
     const outcome = await service.invoke({
+      ...(idempotency ? { idempotency } : {}),
       principal: principalId(c.get('principal')),
       functionId,
       versionId,

@@ -7,6 +7,7 @@ import { requireFunction } from '../auth/principal.ts';
 import { type EventStreamDeps, eventStreamResponse } from '../http/event-stream-response.ts';
 import { invocationResponse } from '../http/invocation-response.ts';
 import { forwardedHeaders } from '../invocation/forwarded-headers.ts';
+import { parseIdempotencyKey } from '../invocation/idempotency-key.ts';
 import type { InvocationService, RequestAccess } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
 import { principalId, requireRequestAccess } from '../invocation/request-access.ts';
@@ -48,13 +49,11 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     requireFunction(c.get('principal'), functionId);
     const rawVersion = c.req.param('versionId');
     const versionId = rawVersion === undefined ? undefined : uuidParam('versionId', rawVersion);
-    const input = parseInvocationBody(
-      await readRequestBody(c.req.raw, opts.maxBodyBytes),
-      c.req.header('content-type'),
-      {
-        binaryExtension: c.req.header('inference-header-content-length') !== undefined,
-      },
-    );
+    const body = await readRequestBody(c.req.raw, opts.maxBodyBytes);
+    const input = parseInvocationBody(body, c.req.header('content-type'), {
+      binaryExtension: c.req.header('inference-header-content-length') !== undefined,
+    });
+    const idempotency = parseIdempotencyKey(c.req.header('idempotency-key'), { functionId, versionId, body });
     // Unknown or foreign assets are a 404 before anything is queued (nvcf-api.md §4, §16 N18).
     const assetIds = await resolveAssetReferences(c.req.header('nvcf-input-asset-references'), opts.assets, {
       ownerSubject: c.get('principal').subject,
@@ -63,7 +62,16 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     // What NVCF's worker hands the inference step (§12.1): the ids; the bytes stay in the asset store.
     if (assetIds.length > 0) headers['nvcf-function-asset-ids'] = assetIds.join(',');
     const principal = principalId(c.get('principal'));
-    const call = { principal, functionId, versionId, input, headers, pollSeconds, signal: c.req.raw.signal };
+    const call = {
+      principal,
+      functionId,
+      versionId,
+      input,
+      headers,
+      pollSeconds,
+      signal: c.req.raw.signal,
+      ...(idempotency ? { idempotency } : {}),
+    };
     if (wantsEvents) {
       const { requestId, waiter } = await service.startStream(call);
       // This stream started the request: its client leaving stops the function.

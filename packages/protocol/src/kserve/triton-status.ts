@@ -30,6 +30,7 @@ export const TRITON_STATUS: Readonly<Record<ErrorCode, TritonStatus>> = {
   UNAUTHENTICATED: { http: 401, grpc: 16 },
   PAYLOAD_TOO_LARGE: { http: 400, grpc: 8 },
   RESOURCE_EXHAUSTED: { http: 503, grpc: 14 },
+  UNPROCESSABLE: { http: 400, grpc: 9 },
   UNAVAILABLE: { http: 503, grpc: 14 },
   DEADLINE_EXCEEDED: { http: 503, grpc: 4 },
   CANCELLED: { http: 400, grpc: 1 },
