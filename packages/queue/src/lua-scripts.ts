@@ -8,7 +8,7 @@ export interface RequestScripts {
   nvcfCreateRequest(key: string, ...args: (string | number)[]): Promise<number>;
   nvcfMarkInProgress(key: string, ...args: (string | number)[]): Promise<string>;
   nvcfCompleteRequest(key: string, ...args: (string | number | Buffer)[]): Promise<number>;
-  nvcfTakeResultBuffer(key: string): Promise<(Buffer | null)[]>;
+  nvcfTakeResultBuffer(key: string, mode?: string): Promise<(Buffer | null)[]>;
   nvcfMarkDelivered(key: string): Promise<number>;
   nvcfReportProgress(key: string, ...args: (string | number | Buffer)[]): Promise<number>;
 }

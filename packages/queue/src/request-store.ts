@@ -70,6 +70,11 @@ export interface RequestStore {
   owner(requestId: string): Promise<RequestOwner | undefined>;
   /** Reads the request; a terminal result is handed out exactly once (then the id answers 'delivered'). */
   take(requestId: string): Promise<RequestView>;
+  /**
+   * Reads the request like `take` but leaves a terminal result in place: the caller marks it delivered
+   * (`markDelivered`) once the client really has it, so a connection that drops mid-answer loses nothing.
+   */
+  peek(requestId: string): Promise<RequestView>;
 }
 
 /**
@@ -120,33 +125,36 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
     async markDelivered(requestId) {
       await r.nvcfMarkDelivered(keys.request(requestId));
     },
-    async take(requestId) {
-      const v = await r.nvcfTakeResultBuffer(keys.request(requestId));
-      if (v.length === 0 || !v[0]) return { kind: 'missing' };
-      const state = v[0].toString() as RequestState;
-      const functionId = v[2]?.toString() ?? '';
-      const versionId = v[3]?.toString() ?? '';
-      if (state === 'delivered') return { kind: 'delivered', functionId, versionId };
-      if (state === 'queued' || state === 'in-progress') {
-        return {
-          kind: 'pending',
-          state,
-          percent: Number(v[1]?.toString() ?? 0),
-          ...(v[4] ? { partial: v[4] } : {}),
-          functionId,
-          versionId,
-        };
-      }
-      const result: InvocationResult = {
-        status: Number(v[4]?.toString()),
-        contentType: v[5]?.toString() ?? 'application/octet-stream',
-        body: v[7] ?? Buffer.alloc(0),
-        headers: JSON.parse(v[6]?.toString() || '{}') as Record<string, string>,
-        ...(v[8] ? { objectKey: v[8].toString() } : {}),
-      };
-      return { kind: 'result', functionId, versionId, result };
-    },
+    take: (requestId) => read(requestId, 'take'),
+    peek: (requestId) => read(requestId, 'peek'),
   };
+
+  async function read(requestId: string, mode: 'take' | 'peek'): Promise<RequestView> {
+    const v = await r.nvcfTakeResultBuffer(keys.request(requestId), mode);
+    if (v.length === 0 || !v[0]) return { kind: 'missing' };
+    const state = v[0].toString() as RequestState;
+    const functionId = v[2]?.toString() ?? '';
+    const versionId = v[3]?.toString() ?? '';
+    if (state === 'delivered') return { kind: 'delivered', functionId, versionId };
+    if (state === 'queued' || state === 'in-progress') {
+      return {
+        kind: 'pending',
+        state,
+        percent: Number(v[1]?.toString() ?? 0),
+        ...(v[4] ? { partial: v[4] } : {}),
+        functionId,
+        versionId,
+      };
+    }
+    const result: InvocationResult = {
+      status: Number(v[4]?.toString()),
+      contentType: v[5]?.toString() ?? 'application/octet-stream',
+      body: v[7] ?? Buffer.alloc(0),
+      headers: JSON.parse(v[6]?.toString() || '{}') as Record<string, string>,
+      ...(v[8] ? { objectKey: v[8].toString() } : {}),
+    };
+    return { kind: 'result', functionId, versionId, result };
+  }
 }
 
 /** Parses an inline reply frame (see complete-request.lua). Undefined when malformed. */

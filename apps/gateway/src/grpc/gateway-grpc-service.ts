@@ -146,6 +146,8 @@ export function createGatewayGrpcService(
     initial.set(NvcfHeader.REQID, requestId);
     call.sendMetadata(initial);
     if (outcome.kind === 'result') {
+      // A unary answer goes out in one piece right after this: it counts as delivered.
+      void deps.invocations.delivered(requestId);
       if (outcome.result.status >= 400) throw functionFailure(outcome.result, MODEL_INFER_PATH, requestId);
       return decodeInferResult(outcome.result);
     }

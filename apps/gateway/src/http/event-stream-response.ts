@@ -12,6 +12,7 @@ import type {
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { InvocationOutcome } from '../invocation/invocation-service.ts';
+import { deliverWhenWritten } from './after-response.ts';
 import { invocationResponse } from './invocation-response.ts';
 
 /** The per-event size cap (issue 4: 4 MB). */
@@ -83,6 +84,8 @@ export async function eventStreamResponse(
   if (start.kind === 'answer') {
     watch.stop();
     waiter.settle({ kind: 'aborted' });
+    // Handed out once written (a refusal included): a dropped connection can poll for it again.
+    deliverWhenWritten(c, start.outcome, (id) => deps.store.markDelivered(id).catch(() => undefined));
     return invocationResponse(start.outcome, c.req.path, resultUrl);
   }
 
@@ -163,18 +166,15 @@ async function untilStart(
     const first = await deps.events.read(requestId, '0');
     if (first.length > 0) return { kind: 'events', first };
     if (settled === undefined) {
-      const view = await deps.store.take(requestId);
+      const view = await deps.store.peek(requestId);
       if (view.kind === 'pending') {
         await wake.wait();
         continue;
       }
       return fromView(requestId, view);
     }
-    if (settled.kind === 'completed' && settled.result) {
-      await deps.store.markDelivered(requestId);
-      return fromResult(requestId, settled.result);
-    }
-    const view = await deps.store.take(requestId);
+    if (settled.kind === 'completed' && settled.result) return fromResult(requestId, settled.result);
+    const view = await deps.store.peek(requestId);
     // The window closed, or the client left, or the gateway is stopping: the request runs on.
     if (view.kind === 'pending') {
       return {

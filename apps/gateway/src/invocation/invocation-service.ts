@@ -50,6 +50,11 @@ export interface InvocationService {
    * settles at completion or at the window's end.
    */
   startStream(req: InvokeRequest): Promise<{ requestId: string; waiter: Waiter }>;
+  /**
+   * The client has the result of `requestId` (its response was written): it is handed out once, the id
+   * answers 404 from now on. Failures are reported to `onBackgroundError`, never thrown.
+   */
+  delivered(requestId: string): Promise<void>;
   /** Follows an existing request as events (SSE on a status poll, from any gateway). */
   follow(requestId: string, pollSeconds: number, signal?: AbortSignal): Waiter;
   /**
@@ -85,17 +90,15 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
   const { functions, store, producer, completions, onBackgroundError } = deps;
 
   /**
-   * Waits, then reads once. A result that came inline needs no read: it is marked delivered in the
-   * background. A client that left does not consume the result it can no longer receive.
+   * Waits, then reads once. A result that came inline needs no read. Nothing is marked delivered here:
+   * the caller does that (`delivered`) once the client has the answer, so a connection that drops while
+   * the answer is written loses nothing (the client polls again).
    */
   async function settle(requestId: string, waiter: Waiter): Promise<InvocationOutcome> {
     const outcome = await waiter.outcome;
     if (outcome.kind === 'aborted') return { kind: 'pending', requestId, percent: 0 };
-    if (outcome.kind === 'completed' && outcome.result) {
-      store.markDelivered(requestId).catch((err: unknown) => onBackgroundError(err, requestId));
-      return { kind: 'result', requestId, result: outcome.result };
-    }
-    const view = await store.take(requestId);
+    if (outcome.kind === 'completed' && outcome.result) return { kind: 'result', requestId, result: outcome.result };
+    const view = await store.peek(requestId);
     if (view.kind === 'result') return { kind: 'result', requestId, result: view.result };
     if (view.kind === 'pending') {
       return { kind: 'pending', requestId, percent: view.percent, ...(view.partial ? { partial: view.partial } : {}) };
@@ -155,7 +158,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
   /** Long-polls an existing request: registered first, then checked once (it may be done already). */
   async function poll(requestId: string, pollSeconds: number, signal?: AbortSignal): Promise<InvocationOutcome> {
     const waiter = completions.register(requestId, Date.now() + pollSeconds * 1000, signal);
-    const view = await store.take(requestId);
+    const view = await store.peek(requestId);
     if (view.kind !== 'pending') {
       waiter.settle({ kind: 'aborted' });
       if (view.kind === 'result') return { kind: 'result', requestId, result: view.result };
@@ -177,6 +180,8 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
       const requestId = started.existing;
       return { requestId, waiter: completions.register(requestId, Date.now() + req.pollSeconds * 1000, req.signal) };
     },
+
+    delivered: (requestId) => store.markDelivered(requestId).catch((err: unknown) => onBackgroundError(err, requestId)),
 
     follow: (requestId, pollSeconds, signal) =>
       completions.register(requestId, Date.now() + pollSeconds * 1000, signal),

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requireFunction } from '../auth/principal.ts';
+import { deliverWhenWritten } from '../http/after-response.ts';
 import { parseIdempotencyKey } from '../invocation/idempotency-key.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
@@ -71,6 +72,7 @@ export function execRoutes(
       pollSeconds: Math.max(1, parsed.data.requestHeader?.pollDurationSeconds ?? EXEC_DEFAULT_POLL_SECONDS),
       signal: c.req.raw.signal,
     });
+    deliverWhenWritten(c, outcome, service.delivered);
     return execEnvelopeResponse(outcome, c.req.path, (id) => opts.resultUrl(id, new URL(c.req.url).origin));
   };
   app.post('/v2/nvcf/exec/functions/:functionId', invoker, opts.limit, exec);
@@ -84,6 +86,7 @@ export function execRoutes(
       signal: c.req.raw.signal,
       authorize: (request) => requireRequestAccess(principal, request),
     });
+    deliverWhenWritten(c, outcome, service.delivered);
     return execEnvelopeResponse(outcome, c.req.path, (id) => opts.resultUrl(id, new URL(c.req.url).origin));
   });
   return app;

@@ -4,6 +4,7 @@ import { type AssetService, resolveAssetReferences } from '../assets/index.ts';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requireFunction } from '../auth/principal.ts';
+import { deliverWhenWritten } from '../http/after-response.ts';
 import { type EventStreamDeps, eventStreamResponse } from '../http/event-stream-response.ts';
 import { invocationResponse } from '../http/invocation-response.ts';
 import { forwardedHeaders } from '../invocation/forwarded-headers.ts';
@@ -78,6 +79,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
       return eventStreamResponse(c, opts.streaming, requestId, waiter, resultUrl(c), { cancelOnLeave: true });
     }
     const outcome = await service.invoke(call);
+    deliverWhenWritten(c, outcome, service.delivered);
     return invocationResponse(outcome, c.req.path, resultUrl(c));
   };
 
@@ -102,6 +104,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
       return eventStreamResponse(c, opts.streaming, requestId, waiter, resultUrl(c), { cancelOnLeave: false });
     }
     const outcome = await service.status(requestId, pollSeconds, { signal: c.req.raw.signal, authorize });
+    deliverWhenWritten(c, outcome, service.delivered);
     return invocationResponse(outcome, c.req.path, resultUrl(c));
   });
   return app;

@@ -1,0 +1,30 @@
+import { ServerResponse } from 'node:http';
+import type { Context } from 'hono';
+
+/**
+ * Runs `done` once the response has been written completely (its last byte handed to the socket), and
+ * never when the connection drops before that. Under @hono/node-server the response is `c.env.outgoing`;
+ * elsewhere (`app.request()` in tests) there is no socket to wait for, so `done` runs at once.
+ */
+export function afterResponseWritten(c: Context, done: () => void): void {
+  const env: unknown = c.env;
+  const outgoing = env && typeof env === 'object' && 'outgoing' in env ? env.outgoing : undefined;
+  if (!(outgoing instanceof ServerResponse)) {
+    done();
+    return;
+  }
+  if (outgoing.writableFinished) {
+    done();
+    return;
+  }
+  outgoing.once('finish', done);
+}
+
+/** A result answer counts as delivered once it is written (see `InvocationService.delivered`). */
+export function deliverWhenWritten(
+  c: Context,
+  outcome: { kind: string; requestId: string },
+  delivered: (requestId: string) => Promise<void>,
+): void {
+  if (outcome.kind === 'result') afterResponseWritten(c, () => void delivered(outcome.requestId));
+}
