@@ -60,6 +60,9 @@ export async function startProductStack(opts: ProductStackOptions): Promise<Prod
       GATEWAY_PORT: String(port),
       GATEWAY_GRPC_PORT: String(grpcPort),
       NVCF_BOOTSTRAP_ADMIN_KEY: adminKey,
+      // The benchmark measures the path, not the per-credential budgets of production.
+      RATE_LIMIT_PER_MINUTE: '0',
+      MAX_OPEN_REQUESTS_PER_CREDENTIAL: '0',
     },
     join(tmpdir(), `nvcf-bench-gateway-${port}.log`),
   );

@@ -7,6 +7,7 @@ import { type AssetService, assetRoutes } from './assets/index.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import type { FunctionService } from './control/function-service.ts';
 import type { EventStreamDeps } from './http/event-stream-response.ts';
+import { openWaitLimit } from './http/open-waits.ts';
 import { errorToProblem, problemResponse } from './http/problem-response.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import type { InvocationService } from './invocation/invocation-service.ts';
@@ -38,6 +39,8 @@ export interface GatewayAppDeps {
   healthTimeoutMs: number;
   /** Client headers passed to functions besides the defaults. */
   forwardHeaders: readonly string[];
+  /** Open long-polls and event streams per credential before 429 (0: unlimited). */
+  maxOpenRequestsPerCredential: number;
 }
 
 /** The gateway's HTTP surface. Pure wiring: every route parses, calls a service, maps the result. */
@@ -55,9 +58,10 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   app.route('/', functionRoutes(deps.registry, deps.functions, deps.auth));
   app.route('/', deploymentRoutes(deps.registry, deps.functions, deps.auth, deps.keys));
   const limit = rateLimit(deps.limiter);
+  const waits = openWaitLimit(deps.maxOpenRequestsPerCredential);
   const resultUrl = (id: string, origin: string) => deps.results.url(id, origin);
-  app.route('/', pexecRoutes(deps.invocations, deps.auth, { ...deps, limit, resultUrl }));
-  app.route('/', execRoutes(deps.invocations, deps.auth, { maxBodyBytes: deps.maxBodyBytes, limit, resultUrl }));
+  app.route('/', pexecRoutes(deps.invocations, deps.auth, { ...deps, limit, waits, resultUrl }));
+  app.route('/', execRoutes(deps.invocations, deps.auth, { maxBodyBytes: deps.maxBodyBytes, limit, waits, resultUrl }));
   app.route('/', deps.results.routes());
   app.route('/', queueRoutes(deps));
   app.route('/', assetRoutes(deps));

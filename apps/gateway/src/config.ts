@@ -17,7 +17,9 @@ export const GatewayEnv = z.object({
   NVCF_JWT_SECRET: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
   AUTH_CACHE_MS: envInt(2000, 0, 60_000),
   MAX_QUEUE_DEPTH: envInt(100_000, 0),
-  RATE_LIMIT_PER_MINUTE: envInt(0, 0),
+  RATE_LIMIT_PER_MINUTE: envInt(6000, 0),
+  MAX_OPEN_REQUESTS_PER_CREDENTIAL: envInt(256, 0),
+  GATEWAY_BODY_TIMEOUT_MS: envInt(60_000, 1000, 3_600_000),
   ...objectStoreEnv,
   URL_SIGNING_SECRET: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
   PUBLIC_BASE_URL: envString('').refine(
@@ -55,8 +57,12 @@ export interface GatewayConfig {
   authCacheMs: number;
   /** Waiting requests per function version before 429 (0: unbounded). */
   maxQueueDepth: number;
-  /** New invocations per credential per minute before 429 (0: unlimited). */
+  /** Calls (invocations, polls, streams) per credential per minute before 429 (0: unlimited). */
   rateLimitPerMinute: number;
+  /** Open long-polls and event streams per credential on one gateway before 429 (0: unlimited). */
+  maxOpenRequestsPerCredential: number;
+  /** A request whose headers and body have not all arrived by then is answered 408 and closed. */
+  bodyTimeoutMs: number;
   /** Assets, function models and large results (a local directory or S3-compatible storage). */
   objectStore: ObjectStoreConfig;
   /** HMAC secret of signed upload URLs; every gateway must share it (random per process when unset). */
@@ -93,6 +99,8 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     authCacheMs: env.AUTH_CACHE_MS,
     maxQueueDepth: env.MAX_QUEUE_DEPTH,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+    maxOpenRequestsPerCredential: env.MAX_OPEN_REQUESTS_PER_CREDENTIAL,
+    bodyTimeoutMs: env.GATEWAY_BODY_TIMEOUT_MS,
     objectStore: objectStoreConfig(env),
     ...(env.URL_SIGNING_SECRET ? { urlSigningSecret: env.URL_SIGNING_SECRET } : {}),
     ...(env.PUBLIC_BASE_URL ? { publicBaseUrl: env.PUBLIC_BASE_URL } : {}),

@@ -108,6 +108,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const limiter = createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 });
   const app = createGatewayApp({
     healthTimeoutMs: Math.min(1000, config.redisCommandTimeoutMs),
+    maxOpenRequestsPerCredential: config.maxOpenRequestsPerCredential,
     forwardHeaders: config.forwardHeaders,
     auth,
     streaming: { events: createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds }), completions, store },
@@ -133,11 +134,23 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   });
 
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
+    const s = serve(
+      {
+        fetch: app.fetch,
+        port: config.port,
+        hostname: config.host,
+        // Receiving a request (headers and body) is bounded: a client trickling a byte every few seconds
+        // gets a 408 instead of holding a socket forever. The bound ends once the request is in, so a
+        // long-poll's answer (up to an hour) is not cut. Checked every second, not Node's 30 s.
+        serverOptions: {
+          requestTimeout: config.bodyTimeoutMs,
+          headersTimeout: Math.min(60_000, config.bodyTimeoutMs),
+          connectionsCheckingInterval: 1000,
+        },
+      },
+      () => resolve(s),
+    );
   });
-  // Long polls last up to an hour: Node's default request/keep-alive timeouts must not cut them.
-  if ('requestTimeout' in server) server.requestTimeout = 0;
-  if ('headersTimeout' in server) server.headersTimeout = 60_000;
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
   log.info({ port }, 'gateway listening');

@@ -33,6 +33,7 @@ export function execRoutes(
   opts: {
     maxBodyBytes: number;
     limit: MiddlewareHandler<AuthEnv>;
+    waits: MiddlewareHandler<AuthEnv>;
     resultUrl: (requestId: string, requestOrigin: string) => string;
   },
 ): Hono<AuthEnv> {
@@ -75,10 +76,10 @@ export function execRoutes(
     deliverWhenWritten(c, outcome, service.delivered);
     return execEnvelopeResponse(outcome, c.req.path, (id) => opts.resultUrl(id, new URL(c.req.url).origin));
   };
-  app.post('/v2/nvcf/exec/functions/:functionId', invoker, opts.limit, exec);
-  app.post('/v2/nvcf/exec/functions/:functionId/versions/:versionId', invoker, opts.limit, exec);
+  app.post('/v2/nvcf/exec/functions/:functionId', invoker, opts.limit, opts.waits, exec);
+  app.post('/v2/nvcf/exec/functions/:functionId/versions/:versionId', invoker, opts.limit, opts.waits, exec);
 
-  app.get('/v2/nvcf/exec/status/:requestId', invoker, async (c) => {
+  app.get('/v2/nvcf/exec/status/:requestId', invoker, opts.limit, opts.waits, async (c) => {
     const requestId = uuidParam('requestId', c.req.param('requestId'));
     const pollSeconds = parsePollSeconds(c.req.header('nvcf-poll-seconds'), EXEC_DEFAULT_POLL_SECONDS);
     const principal = c.get('principal');

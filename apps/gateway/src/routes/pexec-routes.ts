@@ -27,8 +27,10 @@ export interface PexecRouteOptions {
   assets: AssetService;
   /** The signed URL of a stored large result (302 Location). */
   resultUrl: (requestId: string, requestOrigin: string) => string;
-  /** Per-credential rate limit, applied to new invocations (not to polls). */
+  /** Per-credential rate limit: invocations, polls and streams all count. */
   limit: MiddlewareHandler<AuthEnv>;
+  /** Per-credential cap on open long-polls and streams. */
+  waits: MiddlewareHandler<AuthEnv>;
   /** Client headers passed to functions besides the defaults. */
   forwardHeaders: readonly string[];
 }
@@ -83,10 +85,10 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     return invocationResponse(outcome, c.req.path, resultUrl(c));
   };
 
-  app.post('/v2/nvcf/pexec/functions/:functionId', invoker, opts.limit, invoke);
-  app.post('/v2/nvcf/pexec/functions/:functionId/versions/:versionId', invoker, opts.limit, invoke);
+  app.post('/v2/nvcf/pexec/functions/:functionId', invoker, opts.limit, opts.waits, invoke);
+  app.post('/v2/nvcf/pexec/functions/:functionId/versions/:versionId', invoker, opts.limit, opts.waits, invoke);
 
-  app.get('/v2/nvcf/pexec/status/:requestId', invoker, async (c) => {
+  app.get('/v2/nvcf/pexec/status/:requestId', invoker, opts.limit, opts.waits, async (c) => {
     const wantsEvents = /\btext\/event-stream\b/i.test(c.req.header('accept') ?? '');
     const pollSeconds = parsePollSeconds(
       c.req.header('nvcf-poll-seconds'),
