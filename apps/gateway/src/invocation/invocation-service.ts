@@ -8,6 +8,7 @@ import type {
   RequestStore,
   Waiter,
 } from '@nvcf/queue';
+import { isRedisUnavailable } from '@nvcf/queue';
 import { v4 as uuidv4 } from 'uuid';
 import type { FunctionResolver } from './function-resolver.ts';
 import type { IdempotentCall } from './idempotency-key.ts';
@@ -118,8 +119,24 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     const requestId = uuidv4();
     const idem = req.idempotency;
     if (idem) {
-      const claim = await deps.idempotency.claim(req.principal, idem.key, idem.fingerprint, requestId);
-      if (claim.kind === 'existing') return { existing: claim.requestId };
+      const claim = await deps.idempotency
+        .claim(req.principal, idem.key, idem.fingerprint, requestId)
+        .catch(async (err: unknown) => {
+          // The claim may still land once Redis answers; nothing was queued for it, so give it up (the
+          // release travels behind the claim on the same connection).
+          await deps.idempotency.release(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
+          throw err;
+        });
+      if (claim.kind === 'existing') {
+        // The first call may still be between its claim and its queueing (or have failed there):
+        // without a record there is nothing to wait for yet. Come back shortly.
+        if (!(await store.owner(claim.requestId))) {
+          throw new AppError('UNAVAILABLE', 'the first call with this Idempotency-Key is not recorded yet; retry', {
+            retryAfterSeconds: 1,
+          });
+        }
+        return { existing: claim.requestId };
+      }
       if (claim.kind === 'mismatch') {
         throw new AppError(
           'UNPROCESSABLE',
@@ -148,9 +165,16 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
       ]);
     } catch (err) {
       waiter.settle({ kind: 'aborted' });
-      // Nothing started: a retry with the same key may start it.
-      if (idem) await deps.idempotency.release(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
+      // Refused (a full queue, say): nothing started, a retry with the same key may start it. Redis
+      // failing mid-way is another matter: the request may have been queued after all, so the key
+      // stays claimed (for a short while only, see the idempotency store) rather than invite a rerun.
+      if (idem && !isRedisUnavailable(err)) {
+        await deps.idempotency.release(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
+      }
       throw err;
+    }
+    if (idem) {
+      await deps.idempotency.confirm(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
     }
     return { requestId, waiter };
   }

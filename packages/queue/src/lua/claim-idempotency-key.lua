@@ -1,6 +1,7 @@
 -- Claims an Idempotency-Key for a new request, or finds the request it already started.
 -- KEYS[1] idempotency key (see keys.ts)
--- ARGV[1] the new request's id, ARGV[2] the call's fingerprint (function, version, body), ARGV[3] ttl seconds
+-- ARGV[1] the new request's id, ARGV[2] the call's fingerprint (function, version, body),
+-- ARGV[3] seconds the claim holds until `confirm` extends it (a request that never got queued frees its key)
 -- Returns {'new'} when claimed for ARGV[1], {'existing', requestId} when the same call came before,
 -- {'mismatch', requestId} when the key was used for a different call.
 local held = redis.call('GET', KEYS[1])

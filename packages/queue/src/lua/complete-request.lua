@@ -7,8 +7,11 @@
 -- ARGV[10] reply channel of the accepting gateway ('' for none), ARGV[11] largest body sent inline there,
 -- ARGV[12] object-store key of a large result ('' for none; such a result is never sent inline)
 -- Returns 1 when stored, 0 when ignored.
+-- Every completion is counted ('runs'): more than one means the function ran to completion twice for one
+-- request (a job re-delivered while its first run was still alive), which the fault suite checks for.
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 0 end
+redis.call('HINCRBY', KEYS[1], 'runs', 1)
 if state == 'fulfilled' or state == 'errored' or state == 'delivered' then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'pct', '100', 'code', ARGV[2], 'ctype', ARGV[3],
   'hdrs', ARGV[4], 'body', ARGV[5], 'updated', ARGV[6])
