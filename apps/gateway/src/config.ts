@@ -28,6 +28,8 @@ export const GatewayEnv = z.object({
   ),
   ASSET_MAX_BYTES: envInt(1024 * 1024 * 1024, 1),
   ASSET_TTL_SECONDS: envInt(24 * 60 * 60, 60),
+  ASSET_QUOTA_BYTES: envInt(10 * 1024 * 1024 * 1024, 0),
+  ASSET_QUOTA_COUNT: envInt(1000, 0),
   STORAGE_SWEEP_MS: envInt(60_000, 100),
   NVCF_NCA_ID: envString('self-hosted'),
   FORWARD_HEADERS: envString(''),
@@ -71,6 +73,10 @@ export interface GatewayConfig {
   publicBaseUrl?: string;
   assetMaxBytes: number;
   assetTtlSeconds: number;
+  /** Per owner: total bytes of live assets (403 past it; 0: unlimited). */
+  assetQuotaBytes: number;
+  /** Per owner: live assets (403 past it; 0: unlimited). */
+  assetQuotaCount: number;
   /** How often expired assets and results are looked for and deleted. */
   storageSweepMs: number;
   ncaId: string;
@@ -106,6 +112,8 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     ...(env.PUBLIC_BASE_URL ? { publicBaseUrl: env.PUBLIC_BASE_URL } : {}),
     assetMaxBytes: env.ASSET_MAX_BYTES,
     assetTtlSeconds: env.ASSET_TTL_SECONDS,
+    assetQuotaBytes: env.ASSET_QUOTA_BYTES,
+    assetQuotaCount: env.ASSET_QUOTA_COUNT,
     storageSweepMs: env.STORAGE_SWEEP_MS,
     ncaId: env.NVCF_NCA_ID,
     forwardHeaders: env.FORWARD_HEADERS.split(',')

@@ -100,6 +100,8 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     signingSecret,
     ncaId: config.ncaId,
     maxBytes: config.assetMaxBytes,
+    quotaBytes: config.assetQuotaBytes,
+    quotaCount: config.assetQuotaCount,
     ...(config.publicBaseUrl ? { publicBaseUrl: config.publicBaseUrl } : {}),
   });
   const assetSweeper = assets.startSweeper(config.storageSweepMs, (err) =>

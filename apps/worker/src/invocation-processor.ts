@@ -98,7 +98,9 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     let header = job.headers['inference-header-content-length'];
     if (job.input.kind === 'json') {
       const referenced = new Set((job.headers['nvcf-function-asset-ids'] ?? '').split(',').filter(Boolean));
-      const bound = await bindAssetInputs(job.input.value, referenced, deps.objects);
+      const bound = await bindAssetInputs(job.input.value, referenced, deps.objects, {
+        maxElements: deps.maxTensorElements,
+      });
       if (bound) {
         body = bound.body;
         header = String(bound.headerLength);

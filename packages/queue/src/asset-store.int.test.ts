@@ -2,7 +2,13 @@ import { type RedisHandle, startRedis } from '@nvcf/testing';
 import type { Redis } from 'ioredis';
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type AssetStore, assetObjectKey, createAssetStore, DEFAULT_ASSET_TTL_SECONDS } from './asset-store.ts';
+import {
+  AssetQuotaError,
+  type AssetStore,
+  assetObjectKey,
+  createAssetStore,
+  DEFAULT_ASSET_TTL_SECONDS,
+} from './asset-store.ts';
 import { createKeys, type Keys } from './keys.ts';
 import { createRedis } from './redis-connection.ts';
 
@@ -98,5 +104,81 @@ describe('asset store', () => {
     expect(createAssetStore(redis, keys).ttlSeconds).toBe(86_400);
     expect(() => createAssetStore(redis, keys, { ttlSeconds: 0 })).toThrow();
     expect(assetObjectKey('abc')).toBe('assets/abc');
+  });
+});
+
+describe('per-owner quota', () => {
+  it('sums an owner’s live uploaded bytes; refuses an upload past the byte quota and unmarks it', async () => {
+    const quota = { bytes: 100 };
+    const a = await newAsset('alice');
+    const b = await newAsset('alice');
+    const other = await newAsset('bob');
+    await store.markUploaded(other.assetId, 90, quota); // bob's bytes are bob's
+    expect(await store.markUploaded(a.assetId, 60, quota)).toMatchObject({ size: 60 });
+    expect(await store.usage('alice')).toEqual({ bytes: 60, count: 2 });
+    expect(await store.usage('alice', a.assetId)).toEqual({ bytes: 0, count: 1 });
+    // Re-uploading an asset replaces its bytes: its old size does not count against it.
+    expect(await store.markUploaded(a.assetId, 100, quota)).toMatchObject({ size: 100 });
+    expect(await store.markUploaded(a.assetId, 60, quota)).toMatchObject({ size: 60 });
+
+    const err = await store.markUploaded(b.assetId, 41, quota).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AssetQuotaError);
+    expect(err).toMatchObject({ kind: 'bytes', used: 60, limit: 100 });
+    const refused = await store.get(b.assetId);
+    expect(refused?.uploadedAt).toBeUndefined();
+    expect(refused?.size).toBeUndefined();
+    expect(await store.markUploaded(b.assetId, 40, quota)).toMatchObject({ size: 40 });
+    expect(await store.usage('alice')).toEqual({ bytes: 100, count: 2 });
+    // Without a quota nothing is checked.
+    expect(await store.markUploaded(b.assetId, 1000)).toMatchObject({ size: 1000 });
+  });
+
+  it('lets only one of two concurrent uploads that together pass the quota through', async () => {
+    const quota = { bytes: 100 };
+    const [a, b] = await Promise.all([newAsset('alice'), newAsset('alice')]);
+    const outcomes = await Promise.allSettled([
+      store.markUploaded(a.assetId, 70, quota),
+      store.markUploaded(b.assetId, 70, quota),
+    ]);
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    expect(outcomes.filter((o) => o.status === 'rejected' && o.reason instanceof AssetQuotaError)).toHaveLength(1);
+    expect((await store.usage('alice')).bytes).toBe(70);
+  });
+
+  it('deleting or expiring assets frees quota', async () => {
+    const quota = { bytes: 100, count: 2 };
+    const a = await newAsset('alice');
+    await store.markUploaded(a.assetId, 100, quota);
+    const b = await store.create({ contentType: 'a/b', description: '', ncaId: 'n', ownerSubject: 'alice' }, quota);
+    await expect(store.markUploaded(b.assetId, 1, quota)).rejects.toBeInstanceOf(AssetQuotaError);
+    await store.delete(a.assetId);
+    expect(await store.markUploaded(b.assetId, 100, quota)).toMatchObject({ size: 100 });
+
+    const short = createAssetStore(redis, keys, { ttlSeconds: 1 });
+    const d = await short.create({ contentType: 'a/b', description: '', ncaId: 'n', ownerSubject: 'carol' });
+    await short.markUploaded(d.assetId, 100, quota);
+    const c = await newAsset('carol'); // created last: the owner's index lives as long as it
+    await expect(store.markUploaded(c.assetId, 1, quota)).rejects.toBeInstanceOf(AssetQuotaError);
+    // Wait for Redis to expire the record: the index entry (score = expiry) stops counting with it.
+    while (await short.get(d.assetId)) await new Promise((r) => setTimeout(r, 100));
+    expect(await store.usage('carol')).toEqual({ bytes: 0, count: 1 });
+    expect(await store.markUploaded(c.assetId, 100, quota)).toMatchObject({ size: 100 });
+  });
+
+  it('refuses a create past the count quota, storing nothing; deletion frees a slot', async () => {
+    const quota = { count: 2 };
+    const mk = () => store.create({ contentType: 'a/b', description: '', ncaId: 'n', ownerSubject: 'dave' }, quota);
+    const a = await mk();
+    await mk();
+    const err = await mk().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AssetQuotaError);
+    expect(err).toMatchObject({ kind: 'count', used: 2, limit: 2 });
+    expect(await store.list('dave')).toHaveLength(2);
+    expect(await store.expired(10, Date.now() + 1_000_000)).toHaveLength(2);
+    await store.delete(a.assetId);
+    await mk();
+    expect(await store.list('dave')).toHaveLength(2);
+    // Other owners are not affected.
+    await store.create({ contentType: 'a/b', description: '', ncaId: 'n', ownerSubject: 'erin' }, quota);
   });
 });

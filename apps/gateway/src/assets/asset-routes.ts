@@ -72,7 +72,7 @@ export function assetRoutes(deps: AssetRouteDeps): Hono<AuthEnv> {
     }
     const raw = c.req.raw.body;
     const body = raw ? Readable.fromWeb(raw as NodeReadableStream<Uint8Array>) : Readable.from([]);
-    await assets.upload(assetId, body);
+    await assets.upload(assetId, body, length);
     return c.body(null, 200);
   });
 

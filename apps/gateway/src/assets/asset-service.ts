@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { AppError } from '@nvcf/protocol';
-import { type AssetRecord, type AssetStore, assetObjectKey } from '@nvcf/queue';
+import { AssetQuotaError, type AssetRecord, type AssetStore, assetObjectKey } from '@nvcf/queue';
 import { type ObjectStore, type SigningSecret, signUrl, verifySignedUrl } from '@nvcf/storage';
 
 /** The upload header carrying the description (S3 user metadata `nvcf-asset-description`, nvcf-api.md §11). */
@@ -10,10 +10,29 @@ export const DESCRIPTION_METADATA_KEY = 'nvcf-asset-description';
 /** NVCF's presigned upload URLs live 35 minutes (nvcf-api.md §11). */
 export const DEFAULT_UPLOAD_URL_SECONDS = 35 * 60;
 export const DEFAULT_ASSET_MAX_BYTES = 1024 * 1024 * 1024;
+/** Per-owner totals of live assets (0: unlimited). NVCF publishes no figure; these are chosen defaults. */
+export const DEFAULT_ASSET_QUOTA_BYTES = 10 * 1024 * 1024 * 1024;
+export const DEFAULT_ASSET_QUOTA_COUNT = 1000;
 
 /** NVCF's own wording (nvcf-api.md §4, §13). */
 export const assetNotFound = (assetId: string) =>
   new AppError('NOT_FOUND', `NotFound error: failed to find asset ${assetId}`);
+
+/**
+ * A quota refusal is 403 (PERMISSION_DENIED), not 429: NVCF answers 429 for throttling that clears in
+ * moments (rate limits, a full queue), and its clients retry 429 on their own, which here would resend
+ * a large body that still cannot fit. Quota frees only when the caller deletes assets or they expire,
+ * which is what the detail says (Google APIs answer a storage quota the same way, e.g. Drive's 403
+ * `storageQuotaExceeded`).
+ */
+const FREE_QUOTA = 'delete assets (DELETE /v2/nvcf/assets/{assetId}) or wait for them to expire';
+export const assetBytesQuotaExceeded = (used: number, quota: number, upload: string) =>
+  new AppError(
+    'PERMISSION_DENIED',
+    `asset storage quota exceeded: your assets hold ${used} of ${quota} bytes and this upload ${upload}; ${FREE_QUOTA}`,
+  );
+export const assetCountQuotaExceeded = (count: number) =>
+  new AppError('PERMISSION_DENIED', `asset quota exceeded: you have ${count} assets (the limit); ${FREE_QUOTA}`);
 
 /** The path an asset's bytes are PUT to (signed into its upload URL). */
 export const uploadPath = (assetId: string) => `/v2/nvcf/assets/${assetId}/upload`;
@@ -27,6 +46,10 @@ export interface AssetServiceOptions {
   ncaId: string;
   /** Largest upload (default 1 GiB). */
   maxBytes?: number;
+  /** Most bytes one owner's live assets may hold together (default 10 GiB; 0: unlimited). */
+  quotaBytes?: number;
+  /** Most live assets per owner (default 1000; 0: unlimited). */
+  quotaCount?: number;
   /** Scheme + host (+ path prefix) clients reach this gateway at; the request's own origin otherwise. */
   publicBaseUrl?: string;
   uploadUrlSeconds?: number;
@@ -51,7 +74,10 @@ export interface UploadRequest {
 
 export interface AssetService {
   readonly maxBytes: number;
-  /** Records an asset and signs its upload URL on `publicBaseUrl`, else on `requestOrigin`. */
+  /**
+   * Records an asset and signs its upload URL on `publicBaseUrl`, else on `requestOrigin`.
+   * @throws AppError PERMISSION_DENIED when the owner already has `quotaCount` live assets
+   */
   create(
     ownerSubject: string,
     input: { contentType: string; description: string },
@@ -61,10 +87,12 @@ export interface AssetService {
   verifyUpload(assetId: string, req: UploadRequest): void;
   /**
    * Streams the bytes of a verified upload into the object store with the asset's content type and
-   * description (a second upload replaces the first).
-   * @throws AppError NOT_FOUND (no such asset), PAYLOAD_TOO_LARGE (past `maxBytes`; nothing is stored)
+   * description (a second upload replaces the first). `declaredLength` (Content-Length) lets a body
+   * past the owner's quota be refused before a byte is read.
+   * @throws AppError NOT_FOUND (no such asset), PAYLOAD_TOO_LARGE (past `maxBytes`), PERMISSION_DENIED
+   * (past the owner's byte quota); nothing is stored either way
    */
-  upload(assetId: string, body: Readable): Promise<AssetRecord>;
+  upload(assetId: string, body: Readable, declaredLength?: number): Promise<AssetRecord>;
   /** The owner's assets. */
   list(ownerSubject: string): Promise<AssetRecord[]>;
   /** One of the owner's assets. @throws AppError NOT_FOUND (unknown, or somebody else's) */
@@ -102,6 +130,10 @@ function checkBaseUrl(url: string): string {
 export function createAssetService(opts: AssetServiceOptions): AssetService {
   const { store, objects, signingSecret } = opts;
   const maxBytes = opts.maxBytes ?? DEFAULT_ASSET_MAX_BYTES;
+  const quota = {
+    bytes: opts.quotaBytes ?? DEFAULT_ASSET_QUOTA_BYTES,
+    count: opts.quotaCount ?? DEFAULT_ASSET_QUOTA_COUNT,
+  };
   const urlSeconds = opts.uploadUrlSeconds ?? DEFAULT_UPLOAD_URL_SECONDS;
   const publicBaseUrl = opts.publicBaseUrl ? checkBaseUrl(opts.publicBaseUrl) : undefined;
   const now = opts.now ?? Date.now;
@@ -132,7 +164,9 @@ export function createAssetService(opts: AssetServiceOptions): AssetService {
     maxBytes,
 
     async create(ownerSubject, input, requestOrigin) {
-      const record = await store.create({ ...input, ncaId: opts.ncaId, ownerSubject });
+      const record = await store.create({ ...input, ncaId: opts.ncaId, ownerSubject }, quota).catch((err: unknown) => {
+        throw err instanceof AssetQuotaError ? assetCountQuotaExceeded(err.used) : err;
+      });
       const uploadUrl = signUrl(signingSecret, {
         baseUrl: publicBaseUrl ?? requestOrigin,
         method: 'PUT',
@@ -162,20 +196,45 @@ export function createAssetService(opts: AssetServiceOptions): AssetService {
       throw new AppError('PERMISSION_DENIED', why);
     },
 
-    async upload(assetId, body) {
-      const asset = await store.get(assetId);
-      if (!asset) {
+    async upload(assetId, body, declaredLength) {
+      const refuse = (err: AppError) => {
         body.destroy();
-        throw assetNotFound(assetId);
+        return err;
+      };
+      const asset = await store.get(assetId);
+      if (!asset) throw refuse(assetNotFound(assetId));
+      // What the owner's other assets leave: the bytes this asset holds now are being replaced.
+      const used = quota.bytes > 0 ? (await store.usage(asset.ownerSubject, assetId)).bytes : 0;
+      const room = quota.bytes > 0 ? Math.max(0, quota.bytes - used) : Number.POSITIVE_INFINITY;
+      if (declaredLength !== undefined && declaredLength > room) {
+        throw refuse(assetBytesQuotaExceeded(used, quota.bytes, `needs ${declaredLength}`));
       }
       const key = assetObjectKey(assetId);
-      const { size } = await objects.put(
-        key,
-        body,
-        { contentType: asset.contentType, metadata: { [DESCRIPTION_METADATA_KEY]: asset.description } },
-        { maxBytes },
-      );
-      const record = await store.markUploaded(assetId, size);
+      const limit = Math.min(maxBytes, room);
+      let size: number;
+      try {
+        ({ size } = await objects.put(
+          key,
+          body,
+          { contentType: asset.contentType, metadata: { [DESCRIPTION_METADATA_KEY]: asset.description } },
+          { maxBytes: limit },
+        ));
+      } catch (err) {
+        // The store stopped the stream at the quota's edge, not at the upload limit.
+        if (err instanceof AppError && err.code === 'PAYLOAD_TOO_LARGE' && limit < maxBytes) {
+          throw assetBytesQuotaExceeded(used, quota.bytes, `passes the ${room} bytes left`);
+        }
+        throw err;
+      }
+      let record: AssetRecord | undefined;
+      try {
+        // Checked again atomically: another upload of the owner's may have landed meanwhile.
+        record = await store.markUploaded(assetId, size, quota);
+      } catch (err) {
+        if (!(err instanceof AssetQuotaError)) throw err;
+        await objects.delete(key);
+        throw assetBytesQuotaExceeded(err.used, quota.bytes, `needs ${size}`);
+      }
       if (!record) {
         // Deleted or expired while the bytes were arriving: they must not outlive the record.
         await objects.delete(key);

@@ -39,7 +39,9 @@ let listOnlyKey: string;
  * authenticator over the API key store, a local directory object store, on a loopback port.
  */
 async function startAssetGateway(
-  opts: Partial<Pick<AssetServiceOptions, 'maxBytes' | 'publicBaseUrl'>> & { ttlSeconds?: number } = {},
+  opts: Partial<Pick<AssetServiceOptions, 'maxBytes' | 'publicBaseUrl' | 'quotaBytes' | 'quotaCount'>> & {
+    ttlSeconds?: number;
+  } = {},
 ): Promise<AssetGateway> {
   const keys = createKeys(h.keyPrefix);
   const dir = await mkdtemp(join(tmpdir(), 'nvcf-assets-'));
@@ -51,6 +53,8 @@ async function startAssetGateway(
     ncaId: 'test-nca',
     ...(opts.maxBytes !== undefined ? { maxBytes: opts.maxBytes } : {}),
     ...(opts.publicBaseUrl ? { publicBaseUrl: opts.publicBaseUrl } : {}),
+    ...(opts.quotaBytes !== undefined ? { quotaBytes: opts.quotaBytes } : {}),
+    ...(opts.quotaCount !== undefined ? { quotaCount: opts.quotaCount } : {}),
   });
   const auth = createAuthenticator({ keyStore: createApiKeyStore(h.redis, keys), cacheMs: 0 });
   const app = new Hono();
@@ -121,6 +125,9 @@ const filesIn = async (dir: string) =>
   (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+/** A fresh credential (its own quota) that may create and use assets. */
+const newKey = async (name: string) =>
+  (await createApiKeyStore(h.redis, createKeys(h.keyPrefix)).create({ name, scopes: ['invoke_function'] })).key;
 
 describe('assets API', () => {
   it('round trip: create → PUT → metadata → list → reference → DELETE → 404', async () => {
@@ -304,6 +311,81 @@ describe('assets API', () => {
     expect((await small.objects.get(assetObjectKey(assetId)))?.size).toBe(64 * 1024);
     const after = await gfetch(`${small.url}/v2/nvcf/assets/${assetId}`);
     expect(after.status).toBe(200);
+  });
+
+  it('holds each credential to its byte quota; its own replaced bytes and deleted assets free it', async () => {
+    const g = await startAssetGateway({ quotaBytes: 1000 });
+    const auth = bearer(await newKey('quota-bytes'));
+    const headers = { 'content-type': 'application/octet-stream', [DESC_HEADER]: 'q' };
+    const asset = () => createAsset(g, { contentType: 'application/octet-stream', description: 'q' }, auth);
+    const a = await asset();
+    expect((await put(a.uploadUrl, new Uint8Array(600), headers)).status).toBe(200);
+    const b = await asset();
+
+    // Declared length: refused before a byte is read.
+    const declared = await put(b.uploadUrl, new Uint8Array(500), headers);
+    expect(declared.status).toBe(403);
+    expect((await problemOf(declared)).detail).toBe(
+      'asset storage quota exceeded: your assets hold 600 of 1000 bytes and this upload needs 500; ' +
+        'delete assets (DELETE /v2/nvcf/assets/{assetId}) or wait for them to expire',
+    );
+    // Chunked: cut once it passes what is left.
+    let sent = 0;
+    const streamed = await fetch(b.uploadUrl, {
+      method: 'PUT',
+      headers,
+      duplex: 'half',
+      body: new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (sent++ < 5) c.enqueue(new Uint8Array(100));
+          else c.close();
+        },
+      }),
+    } as RequestInit);
+    expect(streamed.status).toBe(403);
+    expect((await problemOf(streamed)).detail).toMatch(
+      /hold 600 of 1000 bytes and this upload passes the 400 bytes left/,
+    );
+    expect(await g.objects.exists(assetObjectKey(b.assetId))).toBe(false);
+    await expect(g.assets.resolve([b.assetId])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+
+    // Re-uploading an asset replaces its bytes: only the others' count.
+    expect((await put(a.uploadUrl, new Uint8Array(900), headers)).status).toBe(200);
+    expect((await put(b.uploadUrl, new Uint8Array(100), headers)).status).toBe(200);
+    expect((await put(b.uploadUrl, new Uint8Array(101), headers)).status).toBe(403);
+    expect((await g.objects.get(assetObjectKey(b.assetId)))?.size).toBe(100); // the refused upload left it alone
+    // Another credential has its own quota.
+    const theirs = await createAsset(g, { contentType: 'a/b', description: '' }, bearer(await newKey('quota-other')));
+    expect(
+      (await put(theirs.uploadUrl, new Uint8Array(1000), { 'content-type': 'a/b', [DESC_HEADER]: '' })).status,
+    ).toBe(200);
+    // Deleting frees quota.
+    expect((await gfetch(`${g.url}/v2/nvcf/assets/${a.assetId}`, { method: 'DELETE', headers: auth })).status).toBe(
+      204,
+    );
+    expect((await put(b.uploadUrl, new Uint8Array(1000), headers)).status).toBe(200);
+  });
+
+  it('holds each credential to its count quota; deleting frees a slot', async () => {
+    const g = await startAssetGateway({ quotaCount: 2 });
+    const auth = bearer(await newKey('quota-count'));
+    const create = () =>
+      gfetch(`${g.url}/v2/nvcf/assets`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth },
+        body: JSON.stringify({ contentType: 'a/b' }),
+      });
+    const first = (await (await create()).json()) as Created;
+    expect((await create()).status).toBe(200);
+    const third = await create();
+    expect(third.status).toBe(403);
+    expect((await problemOf(third)).detail).toBe(
+      'asset quota exceeded: you have 2 assets (the limit); delete assets (DELETE /v2/nvcf/assets/{assetId}) or wait for them to expire',
+    );
+    const list = (await (await gfetch(`${g.url}/v2/nvcf/assets`, { headers: auth })).json()) as { assets: unknown[] };
+    expect(list.assets).toHaveLength(2);
+    await gfetch(`${g.url}/v2/nvcf/assets/${first.assetId}`, { method: 'DELETE', headers: auth });
+    expect((await create()).status).toBe(200);
   });
 
   it('needs a credential with invoke_function everywhere but the upload', async () => {

@@ -51,6 +51,33 @@ describe('an ONNX input tensor from an asset', () => {
   });
 });
 
+describe('an asset whose size does not fit the input', () => {
+  it('is refused with 400 naming both sizes, before the worker reads it', async () => {
+    const created = await gfetch(`${gw.url}/v2/nvcf/assets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contentType: 'application/octet-stream', description: 'short' }),
+    });
+    const asset = (await created.json()) as { assetId: string; uploadUrl: string };
+    const upload = await fetch(asset.uploadUrl, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream', 'x-amz-meta-nvcf-asset-description': 'short' },
+      body: new Uint8Array(783 * 4), // one element short of [1,784] FP32
+    });
+    expect(upload.status).toBe(200);
+    const res = await pexec(
+      gw.url,
+      `/v2/nvcf/pexec/functions/${fnId('classifier')}`,
+      { inputs: [{ name: 'INPUT', datatype: 'FP32', shape: [1, 784], parameters: { nvcf_asset_id: asset.assetId } }] },
+      { 'nvcf-input-asset-references': asset.assetId },
+    );
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { detail: string }).detail).toContain(
+      `input 'INPUT': asset ${asset.assetId} holds 3132 bytes, but shape [1,784] of FP32 takes 3136 bytes`,
+    );
+  });
+});
+
 describe('assets through the gateway', () => {
   it('NVCF-INPUT-ASSET-REFERENCES: unknown → 404 with NVCF’s text, not a UUID → 400, uploaded → invoked', async () => {
     const path = `/v2/nvcf/pexec/functions/${fnId('simple')}`;
