@@ -9,10 +9,13 @@ export const GatewayEnv = z.object({
   GATEWAY_GRPC_PORT: envInt(8081, -1, 65535),
   GATEWAY_SHUTDOWN_GRACE_MS: envInt(10_000, 0, 3_600_000),
   MAX_REQUEST_BODY_BYTES: envInt(5 * 1024 * 1024, 1),
+  // The worker's setting and default: gRPC requests are decoded here, so the gateway refuses what the worker would.
+  MAX_TENSOR_ELEMENTS: envInt(1 << 26, 1),
   DEFAULT_POLL_SECONDS: envInt(60, 1, 3600),
   JOB_ATTEMPTS: envInt(3, 1, 100),
   FUNCTION_CACHE_MS: envInt(1000, 0, 60_000),
   INLINE_RESULT_MAX_BYTES: envInt(64 * 1024, 0, 5 * 1024 * 1024),
+  JOB_INLINE_INPUT_BYTES: envInt(64 * 1024, 0, 5 * 1024 * 1024),
   NVCF_BOOTSTRAP_ADMIN_KEY: envString(''),
   NVCF_JWT_SECRET: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
   AUTH_CACHE_MS: envInt(2000, 0, 60_000),
@@ -48,11 +51,16 @@ export interface GatewayConfig {
   redisCommandTimeoutMs: number;
   keyPrefix: string;
   requestTtlSeconds: number;
+  /** Largest invocation body; on gRPC, the largest queued ModelInfer (its message may be 64 KiB more). */
   maxRequestBodyBytes: number;
+  /** Per-tensor element limit of gRPC ModelInfer inputs (INVALID_ARGUMENT past it), as the worker's. */
+  maxTensorElements: number;
   defaultPollSeconds: number;
   jobAttempts: number;
   functionCacheMs: number;
   maxInlineResultBytes: number;
+  /** Inputs larger than this travel beside their job (in the request store), not inside it. */
+  maxJobInputBytes: number;
   /** An API key with every scope, created (or kept) at start: the operator's first credential. */
   bootstrapAdminKey?: string;
   jwtSecret?: string;
@@ -96,10 +104,12 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     keyPrefix: env.NVCF_KEY_PREFIX,
     requestTtlSeconds: env.REQUEST_TTL_SECONDS,
     maxRequestBodyBytes: env.MAX_REQUEST_BODY_BYTES,
+    maxTensorElements: env.MAX_TENSOR_ELEMENTS,
     defaultPollSeconds: env.DEFAULT_POLL_SECONDS,
     jobAttempts: env.JOB_ATTEMPTS,
     functionCacheMs: env.FUNCTION_CACHE_MS,
     maxInlineResultBytes: env.INLINE_RESULT_MAX_BYTES,
+    maxJobInputBytes: env.JOB_INLINE_INPUT_BYTES,
     ...(env.NVCF_BOOTSTRAP_ADMIN_KEY ? { bootstrapAdminKey: env.NVCF_BOOTSTRAP_ADMIN_KEY } : {}),
     ...(env.NVCF_JWT_SECRET ? { jwtSecret: env.NVCF_JWT_SECRET } : {}),
     authCacheMs: env.AUTH_CACHE_MS,

@@ -65,6 +65,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     completions,
     idempotency: createIdempotencyStore(redis, keys, { ttlSeconds: config.requestTtlSeconds }),
     maxInlineResultBytes: config.maxInlineResultBytes,
+    maxJobInputBytes: config.maxJobInputBytes,
     onBackgroundError: (err, requestId) => log.warn({ err, requestId }, 'marking an inline result delivered failed'),
   });
   const keyStore = createApiKeyStore(redis, keys);
@@ -160,7 +161,13 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     config.grpcPort >= 0
       ? await startGatewayGrpcServer(
           { auth, functions, invocations, limiter, logger: log },
-          { host: config.host, port: config.grpcPort, defaultTimeoutSeconds: config.defaultPollSeconds },
+          {
+            host: config.host,
+            port: config.grpcPort,
+            defaultTimeoutSeconds: config.defaultPollSeconds,
+            maxBodyBytes: config.maxRequestBodyBytes,
+            maxElements: config.maxTensorElements,
+          },
         )
       : undefined;
   if (grpc) log.info({ port: grpc.port }, 'gateway gRPC listening');

@@ -1,5 +1,12 @@
 import { isAppError } from '@nvcf/protocol';
-import type { EventStream, InvocationJob, InvocationProcessor, InvocationResult, RequestStore } from '@nvcf/queue';
+import type {
+  EventStream,
+  InvocationInput,
+  InvocationJob,
+  InvocationProcessor,
+  InvocationResult,
+  RequestStore,
+} from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import type { ObjectStore } from '@nvcf/storage';
 import { bindAssetInputs } from './inference/asset-inputs.ts';
@@ -25,6 +32,9 @@ export interface ProcessorDeps {
   /** Where a streaming client's events go (one event for a function that answers once). */
   events: EventStream;
 }
+
+/** A job whose input is at hand (a `stored` one read back). */
+type ReadyJob = Omit<InvocationJob, 'input'> & { input: Exclude<InvocationInput, { kind: 'stored' }> };
 
 /** The request's event stream, noting whether this attempt appended anything to it. */
 function countAppends(events: EventStream): EventStream & { readonly appended: boolean } {
@@ -53,7 +63,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
    * in chunks, anything else in one piece. Undefined when the request turned out to be settled already.
    */
   async function answerJob(
-    job: InvocationJob,
+    job: ReadyJob,
     claim: Promise<string>,
     events: EventStream,
   ): Promise<{ result: InvocationResult; eventsSent: boolean } | undefined> {
@@ -92,7 +102,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
   }
 
   /** The job's body in the forms `/infer` takes, with inputs named by asset read from the object store. */
-  async function decodeJob(job: InvocationJob) {
+  async function decodeJob(job: ReadyJob) {
     let body: InferBody =
       job.input.kind === 'json' ? { json: job.input.value } : Buffer.from(job.input.base64, 'base64');
     let header = job.headers['inference-header-content-length'];
@@ -109,8 +119,36 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     return decodeInferCall(core, model, body, header, deps.maxTensorElements);
   }
 
-  return async (job, ctx) => {
-    const log = deps.logger.child({ requestId: job.requestId, functionId: job.functionId, versionId: job.versionId });
+  /** The job with a `stored` input read back from the request store (undefined: it is gone). */
+  async function withInput(job: InvocationJob): Promise<ReadyJob | undefined> {
+    if (job.input.kind !== 'stored') return { ...job, input: job.input };
+    const raw = await store.loadInput(job.requestId);
+    if (!raw) return undefined;
+    const { contentType } = job.input;
+    if (job.input.format === 'bytes')
+      return { ...job, input: { kind: 'bytes', contentType, base64: raw.toString('base64') } };
+    return { ...job, input: { kind: 'json', contentType, value: JSON.parse(raw.toString('utf8')) } };
+  }
+
+  return async (queued, ctx) => {
+    const job = await withInput(queued);
+    const log = deps.logger.child({
+      requestId: queued.requestId,
+      functionId: queued.functionId,
+      versionId: queued.versionId,
+    });
+    if (!job) {
+      // Only an expired request loses its input (both share the TTL): answer it, if anyone still can.
+      log.warn('job skipped: its stored input is gone (the request expired)');
+      const gone = problemResult(
+        500,
+        'Internal error: the invocation input expired before a worker took it',
+        'nvcf-worker-service',
+        queued.requestId,
+      );
+      await store.complete(queued.requestId, gone);
+      return;
+    }
     const started = performance.now();
     // The claim's round trip overlaps decoding; its answer is awaited before the model runs.
     const claim = store.markInProgress(job.requestId, job.functionId, job.versionId);
@@ -157,6 +195,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
       result = await deps.largeResults.settle(job.requestId, result);
     }
     const stored = await store.complete(job.requestId, result, job.reply);
+    if (queued.input.kind === 'stored') await store.dropInput(job.requestId).catch(() => undefined);
     log.debug({ status: result.status, ms: Math.round(performance.now() - started), stored }, 'job done');
   };
 }

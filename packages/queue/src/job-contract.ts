@@ -2,11 +2,18 @@ import { z } from 'zod';
 
 /**
  * The payload of one invocation job: what the gateway promises the worker. Parsed once by the consumer.
- * JSON bodies travel parsed (BullMQ serialises the job once); other bodies travel as base64.
+ * Small JSON bodies travel parsed (BullMQ serialises the job once), other small bodies as base64, large
+ * ones beside the job (`stored`).
  */
 export const InvocationInput = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('json'), contentType: z.string(), value: z.unknown() }),
   z.object({ kind: z.literal('bytes'), contentType: z.string(), base64: z.string() }),
+  /**
+   * A large body, kept in the request store beside the job (`RequestStore.loadInput`) rather than in
+   * it: BullMQ's job hash stays small, and the bytes are stored once, raw, not as JSON or base64.
+   * `format` says how the worker reads them: parsed JSON, or bytes.
+   */
+  z.object({ kind: z.literal('stored'), contentType: z.string(), format: z.enum(['json', 'bytes']) }),
 ]);
 export type InvocationInput = z.infer<typeof InvocationInput>;
 

@@ -10,6 +10,8 @@ export interface Keys {
   queueName(versionId: string): string;
   /** Hash: the state and, once terminal, the result of one invocation. TTL'd. */
   request(requestId: string): string;
+  /** String: a large invocation input, kept beside (not inside) its job. TTL'd like the request. */
+  requestInput(requestId: string): string;
   /** Pub/sub channel carrying the request id of every invocation that reached a terminal state. */
   readonly completions: string;
   /** Pub/sub channel of one gateway process: small results of the requests it accepted, inline. */
@@ -56,6 +58,7 @@ export function createKeys(prefix = 'nvcf'): Keys {
     bullPrefix: `${prefix}:bull`,
     queueName: (versionId) => `fv-${versionId}`,
     request: (requestId) => `${prefix}:req:${requestId}`,
+    requestInput: (requestId) => `${prefix}:req-input:${requestId}`,
     completions: `${prefix}:completions`,
     replies: (gatewayId) => `${prefix}:replies:${gatewayId}`,
     apiKeys: `${prefix}:apikeys`,

@@ -68,6 +68,12 @@ export interface RequestStore {
    * authorization before reading it, queue position.
    */
   owner(requestId: string): Promise<RequestOwner | undefined>;
+  /** Keeps a large input beside the request (same TTL): the job then says `stored` instead of carrying it. */
+  saveInput(requestId: string, body: Buffer): Promise<void>;
+  /** The stored input, or undefined when there is none (never stored, or expired with its request). */
+  loadInput(requestId: string): Promise<Buffer | undefined>;
+  /** Drops the stored input once the request is answered (its TTL would, later). */
+  dropInput(requestId: string): Promise<void>;
   /** Reads the request; a terminal result is handed out exactly once (then the id answers 'delivered'). */
   take(requestId: string): Promise<RequestView>;
   /**
@@ -124,6 +130,15 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
     },
     async markDelivered(requestId) {
       await r.nvcfMarkDelivered(keys.request(requestId));
+    },
+    async saveInput(requestId, body) {
+      await redis.set(keys.requestInput(requestId), body, 'EX', ttl);
+    },
+    async loadInput(requestId) {
+      return (await redis.getBuffer(keys.requestInput(requestId))) ?? undefined;
+    },
+    async dropInput(requestId) {
+      await redis.del(keys.requestInput(requestId));
     },
     take: (requestId) => read(requestId, 'take'),
     peek: (requestId) => read(requestId, 'peek'),

@@ -140,7 +140,7 @@ describe('back-pressure', () => {
     await worker.close();
   });
 
-  it('a credential over its rate answers 429 with Retry-After; polls are not counted', async () => {
+  it('a credential over its rate answers 429 with Retry-After, for polls too', async () => {
     const gw = await h.gateway({ RATE_LIMIT_PER_MINUTE: '3' });
     const worker = await h.worker();
     const store = createApiKeyStore(h.redis, createKeys(h.keyPrefix));
@@ -164,8 +164,9 @@ describe('back-pressure', () => {
       }
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
+    // Polls and streams count too: a client polling in a tight loop is held to the same budget.
     const poll = await fetch(`${gw.url}/v2/nvcf/pexec/status/00000000-0000-4000-8000-000000000000`, { headers: auth });
-    expect(poll.status).toBe(404);
+    expect(poll.status).toBe(429);
     await worker.close();
   });
 });

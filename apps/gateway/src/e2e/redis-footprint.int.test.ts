@@ -1,6 +1,8 @@
+import { createKeys } from '@nvcf/queue';
+import type { RunningWorker } from '@nvcf/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
-import { createHarness, fnId, type Harness, pexec } from './harness.ts';
+import { adminAuth, createHarness, fnId, type Harness, pexec } from './harness.ts';
 
 /**
  * What a finished invocation leaves in Redis: its request record (a tombstone once delivered), with its
@@ -8,10 +10,11 @@ import { createHarness, fnId, type Harness, pexec } from './harness.ts';
  */
 let h: Harness;
 let gw: RunningGateway;
+let worker: RunningWorker;
 
 beforeAll(async () => {
   h = await createHarness();
-  await h.worker();
+  worker = await h.worker();
   gw = await h.gateway();
 });
 afterAll(async () => {
@@ -67,5 +70,35 @@ describe("a finished invocation's footprint in Redis", () => {
       expect([...everything.keys()].filter((k) => k.endsWith(`:${id}`) && !k.includes(':req:'))).toEqual([]);
     // Ten ~0.4 MB inputs came and went: what stays is ten small tombstones.
     expect(after - before).toBeLessThan(1024 * 1024);
+  });
+
+  it('a large input waits beside its job, not inside it, and goes when the request is answered', async () => {
+    await worker.close(); // the job must wait
+    const rows = 64;
+    const body = {
+      inputs: [{ name: 'INPUT', datatype: 'FP32', shape: [rows, 784], data: Array(rows * 784).fill(0.5) }],
+    };
+    const sent = Buffer.byteLength(JSON.stringify(body));
+    const res = await pexec(gw.url, `/v2/nvcf/pexec/functions/${fnId('classifier')}`, body, {
+      'nvcf-poll-seconds': '1',
+    });
+    expect(res.status).toBe(202);
+    const reqId = res.headers.get('nvcf-reqid') ?? '';
+    const keys = createKeys(h.keyPrefix);
+    expect(await h.redis.strlen(keys.requestInput(reqId))).toBe(sent);
+    const jobKeys = [...(await dump()).keys()].filter((k) => k.endsWith(`:${reqId}`) && k.includes(':bull:'));
+    expect(jobKeys).toHaveLength(1);
+    const jobData = (await h.redis.hget(jobKeys[0] ?? '', 'data')) ?? '';
+    expect(jobData.length).toBeLessThan(2048);
+    expect(JSON.parse(jobData)).toMatchObject({ input: { kind: 'stored', format: 'json' } });
+
+    worker = await h.worker();
+    const answered = await fetch(`${gw.url}/v2/nvcf/pexec/status/${reqId}`, {
+      headers: { ...adminAuth, 'nvcf-poll-seconds': '30' },
+    });
+    expect(answered.status).toBe(200);
+    const out = (await answered.json()) as { outputs: { shape: number[] }[] };
+    expect(out.outputs[0]?.shape).toEqual([rows, 10]);
+    expect(await h.redis.exists(keys.requestInput(reqId))).toBe(0);
   });
 });

@@ -23,7 +23,7 @@ function text(metadata: Metadata, key: string): string | undefined {
 }
 
 /**
- * Authenticates a call from its metadata and names its function (nvcf-api.md §14), in pexec's order:
+ * Authenticates a call from its metadata and names its function (as NVCF gRPC invocation does), in pexec's order:
  * credential (UNAUTHENTICATED), scope `invoke_function` (PERMISSION_DENIED), `function-id` present and a
  * UUID (INVALID_ARGUMENT), the credential may use that function (PERMISSION_DENIED). Whether the
  * function exists is the resolver's business (NOT_FOUND).

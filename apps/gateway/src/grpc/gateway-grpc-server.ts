@@ -1,6 +1,7 @@
 import { Server, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { type HealthCheckRequestMsg, loadKserveProtos, MAX_MESSAGE_BYTES, serveGrpc, unary } from '@nvcf/kserve-grpc';
 import { AppError } from '@nvcf/protocol';
+import { createCallAuthorizer } from './call-authorizer.ts';
 import {
   createGatewayGrpcService,
   type GatewayGrpcDeps,
@@ -25,17 +26,29 @@ export interface GatewayGrpcServer {
   close(): Promise<void>;
 }
 
+/**
+ * Room above MAX_REQUEST_BODY_BYTES for what a ModelInferRequest carries besides its tensor bytes: names,
+ * datatypes, shapes, parameters, and each field's tag and length. Raw contents that fit the body limit
+ * fit the message; the queued body is checked against the limit itself (model-infer-bridge.ts).
+ */
+export const MESSAGE_FRAMING_ALLOWANCE_BYTES = 64 * 1024;
+
 /** Health names answered SERVING: the port as a whole and the inference service. No credential needed. */
 const SERVED = new Set(['', 'inference.GRPCInferenceService']);
 
 /**
  * The gateway's gRPC port: `inference.GRPCInferenceService` addressed to functions by metadata
- * (gateway-grpc-service.ts) and `grpc.health.v1.Health` for load balancers, over plaintext HTTP/2, with
- * no message size limit short of protobuf's own (2 GiB − 1 both ways; NVCF sets no request size limit).
- * The deps are the caller's: close() leaves them running.
+ * (gateway-grpc-service.ts) and `grpc.health.v1.Health` for load balancers, over plaintext HTTP/2.
+ * Every inference call is authorized from its metadata before its message is read (call-authorizer.ts);
+ * a request message over `maxBodyBytes` + MESSAGE_FRAMING_ALLOWANCE_BYTES is refused RESOURCE_EXHAUSTED by
+ * grpc-js from its length prefix, before it is buffered. Answers may be as large as protobuf allows
+ * (2 GiB − 1). The deps are the caller's: close() leaves them running.
  *
  * @example
- * const grpc = await startGatewayGrpcServer({ auth, functions, invocations, limiter, logger }, { host: '0.0.0.0', port: 8081 });
+ * const grpc = await startGatewayGrpcServer(
+ *   { auth, functions, invocations, limiter, logger },
+ *   { host: '0.0.0.0', port: 8081, maxBodyBytes: 5 * 1024 * 1024, maxElements: 1 << 26 },
+ * );
  * await grpc.close();
  */
 export async function startGatewayGrpcServer(
@@ -43,12 +56,14 @@ export async function startGatewayGrpcServer(
   opts: GatewayGrpcServerOptions,
 ): Promise<GatewayGrpcServer> {
   const protos = loadKserveProtos();
+  const authorizer = createCallAuthorizer(deps.auth, deps.logger);
   const server = new Server({
-    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    interceptors: [authorizer.interceptor],
+    'grpc.max_receive_message_length': Math.min(MAX_MESSAGE_BYTES, opts.maxBodyBytes + MESSAGE_FRAMING_ALLOWANCE_BYTES),
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_connection_idle_ms': opts.idleTimeoutMs ?? 30_000,
   });
-  server.addService(protos.inference, createGatewayGrpcService(deps, opts));
+  server.addService(protos.inference, createGatewayGrpcService({ ...deps, authorizer }, opts));
   server.addService(protos.health, healthService());
   const serving = await serveGrpc(server, opts);
   deps.logger?.info({ port: serving.port }, 'gateway gRPC listening');

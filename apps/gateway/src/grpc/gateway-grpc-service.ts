@@ -21,6 +21,7 @@ import type { Authenticator } from '../auth/authenticator.ts';
 import type { FunctionResolver, ResolvedVersion } from '../invocation/function-resolver.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
 import { principalId } from '../invocation/request-access.ts';
+import type { CallAuthorizer } from './call-authorizer.ts';
 import { authorizeCall, type GrpcCaller, metadataHeaders } from './call-context.ts';
 import { toGatewayGrpcError } from './grpc-status.ts';
 import { checkModel, decodeInferResult, encodeQueuedInfer, functionFailure } from './model-infer-bridge.ts';
@@ -34,13 +35,20 @@ export interface GatewayGrpcDeps {
   /** pexec's per-credential limit, applied to ModelInfer (not to the metadata RPCs); absent: none. */
   limiter?: RateLimiter;
   logger?: Logger;
+  /** The server's interceptor verdicts (gateway-grpc-server.ts); absent, each RPC authorizes itself. */
+  authorizer?: CallAuthorizer;
 }
 
 export interface GatewayGrpcServiceOptions {
   /** How long a ModelInfer without a gRPC deadline waits for its result before DEADLINE_EXCEEDED. Default 60. */
   defaultTimeoutSeconds?: number;
-  /** Per-input element limit, checked against the shape before anything is allocated. Default 2^28. */
-  maxElements?: number;
+  /** Per-input element limit (MAX_TENSOR_ELEMENTS), checked against the shape before anything is allocated. */
+  maxElements: number;
+  /**
+   * Largest request queued (MAX_REQUEST_BODY_BYTES): a ModelInfer's queued body is the HTTP request pexec
+   * would have read, so it gets pexec's limit (RESOURCE_EXHAUSTED past it, as pexec's 413 maps).
+   */
+  maxBodyBytes: number;
   /** ServerMetadata's answer; defaults to what the workers report (Triton's name and version). */
   serverName?: string;
   serverVersion?: string;
@@ -70,7 +78,7 @@ const MODEL_INFER_PATH = '/inference.GRPCInferenceService/ModelInfer';
 const MAX_WAIT_MS = 24 * 3600 * 1000;
 
 /**
- * `inference.GRPCInferenceService` on the gateway (nvcf-api.md §14): every RPC authenticates from its
+ * `inference.GRPCInferenceService` on the gateway (NVCF gRPC invocation): every RPC authenticates from its
  * metadata (`authorization`, `function-id`, optional `function-version-id`) and addresses that function.
  * ModelInfer is a pexec invocation of the function: encoded as a KServe binary-extension request,
  * queued, answered by a worker, decoded back into a ModelInferResponse. The metadata RPCs answer from the
@@ -78,11 +86,13 @@ const MAX_WAIT_MS = 24 * 3600 * 1000;
  */
 export function createGatewayGrpcService(
   deps: GatewayGrpcDeps,
-  opts: GatewayGrpcServiceOptions = {},
+  opts: GatewayGrpcServiceOptions,
 ): UntypedServiceImplementation {
   const { logger } = deps;
   const defaultWaitMs = (opts.defaultTimeoutSeconds ?? 60) * 1000;
-  const decodeOpts = opts.maxElements === undefined ? {} : { maxElements: opts.maxElements };
+  const decodeOpts = { maxElements: opts.maxElements };
+  const authorized = (metadata: Metadata): Promise<GrpcCaller> =>
+    deps.authorizer ? deps.authorizer.callerOf(metadata) : authorizeCall(deps.auth, metadata);
   const rpc = <Req, Res>(method: string, impl: UnaryImpl<Req, Res>): handleUnaryCall<Req, Res> =>
     unary(method, impl, logger, toGatewayGrpcError);
 
@@ -103,7 +113,7 @@ export function createGatewayGrpcService(
   ): Promise<ModelInferResponseMsg> {
     const windowMs = waitWindowMs(call.getDeadline(), defaultWaitMs);
     const waitUntil = Date.now() + windowMs;
-    const caller = await authorizeCall(deps.auth, call.metadata);
+    const caller = await authorized(call.metadata);
     if (deps.limiter) {
       const { ok, retryAfterSeconds } = await deps.limiter.take(caller.principal.subject);
       if (!ok) {
@@ -114,7 +124,9 @@ export function createGatewayGrpcService(
     const { fv } = await deps.functions.resolve(caller.functionId, caller.versionId);
     const request = decodeModelInferRequest(msg, decodeOpts);
     checkModel(fv, request.modelName, request.modelVersion);
-    const { input, headers } = encodeQueuedInfer(request, metadataHeaders(call.metadata));
+    const { input, headers } = encodeQueuedInfer(request, metadataHeaders(call.metadata), {
+      maxBodyBytes: opts.maxBodyBytes,
+    });
 
     // Nobody would wait for the answer: nothing is queued.
     if (call.cancelled) throw new AppError('CANCELLED', 'request cancelled by the client');
@@ -165,7 +177,7 @@ export function createGatewayGrpcService(
   }
 
   const unsupportedStream: handleBidiStreamingCall<unknown, unknown> = (call) => {
-    authorizeCall(deps.auth, call.metadata).then(
+    authorized(call.metadata).then(
       () => call.emit('error', grpcError(12, 'ModelStreamInfer is not supported by the gateway; use ModelInfer')),
       (err: unknown) => call.emit('error', toGatewayGrpcError(err)),
     );
@@ -173,15 +185,15 @@ export function createGatewayGrpcService(
 
   const service: UntypedServiceImplementation = {
     ServerLive: rpc('ServerLive', async (_req: unknown, call) => {
-      await lookup(await authorizeCall(deps.auth, call.metadata));
+      await lookup(await authorized(call.metadata));
       return { live: true };
     }),
     ServerReady: rpc('ServerReady', async (_req: unknown, call) => {
-      const { invocable } = await lookup(await authorizeCall(deps.auth, call.metadata));
+      const { invocable } = await lookup(await authorized(call.metadata));
       return { ready: invocable };
     }),
     ServerMetadata: rpc('ServerMetadata', async (_req: unknown, call) => {
-      await lookup(await authorizeCall(deps.auth, call.metadata));
+      await lookup(await authorized(call.metadata));
       return {
         name: opts.serverName ?? 'triton',
         version: opts.serverVersion ?? '2.59.0',
@@ -189,11 +201,11 @@ export function createGatewayGrpcService(
       };
     }),
     ModelReady: rpc('ModelReady', async (req: NameVersionMsg, call) => {
-      const { resolved } = await lookup(await authorizeCall(deps.auth, call.metadata));
+      const { resolved } = await lookup(await authorized(call.metadata));
       return { ready: resolved !== undefined && servesModel(resolved.fv, req) };
     }),
     ModelMetadata: rpc('ModelMetadata', async (req: NameVersionMsg, call) => {
-      const caller = await authorizeCall(deps.auth, call.metadata);
+      const caller = await authorized(call.metadata);
       const { fv } = await deps.functions.resolve(caller.functionId, caller.versionId);
       checkModel(fv, req.name, req.version);
       const { model } = fv;
@@ -210,7 +222,7 @@ export function createGatewayGrpcService(
   };
   for (const method of UNSUPPORTED) {
     service[method] = rpc(method, async (_req: unknown, call) => {
-      await authorizeCall(deps.auth, call.metadata);
+      await authorized(call.metadata);
       throw new AppError('UNIMPLEMENTED', `${method} is not supported by the gateway`);
     });
   }

@@ -19,7 +19,7 @@ let fx: GatewayGrpcFixture;
 let grpc: GrpcClient;
 let worker: RunningWorker;
 let http: RunningGateway;
-let keys: { listOnly: string; classifierOnly: string };
+let keys: { listOnly: string; classifierOnly: string; rateLimited: string };
 
 beforeAll(async () => {
   h = await createHarness();
@@ -30,6 +30,8 @@ beforeAll(async () => {
   const store = createApiKeyStore(h.redis, createKeys(h.keyPrefix));
   keys = {
     listOnly: (await store.create({ name: 'list', scopes: ['list_functions'] })).key,
+    // Its own credential: the limit counts per credential across gateways, and the admin key has been busy.
+    rateLimited: (await store.create({ name: 'limited', scopes: ['invoke_function'] })).key,
     classifierOnly: (
       await store.create({ name: 'cls', scopes: ['invoke_function'], allowedFunctionIds: [fnId('classifier')] })
     ).key,
@@ -310,14 +312,15 @@ describe('back-pressure', () => {
     const intoMinute = Date.now() % 60_000;
     if (intoMinute > 57_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
     const { client } = await fx.startServer({ RATE_LIMIT_PER_MINUTE: '1' });
-    await client.call('ModelInfer', rawSimple(), { metadata: meta() });
-    const { error } = await client.fail('ModelInfer', rawSimple(), { metadata: meta() });
+    const limited = meta('simple', { authorization: `Bearer ${keys.rateLimited}` });
+    await client.call('ModelInfer', rawSimple(), { metadata: limited });
+    const { error } = await client.fail('ModelInfer', rawSimple(), { metadata: limited });
     expect(error.code).toBe(status.RESOURCE_EXHAUSTED);
     const after = Number(error.metadata.get('retry-after')[0]);
     expect(after).toBeGreaterThanOrEqual(1);
     expect(after).toBeLessThanOrEqual(61);
     // The metadata RPCs are not counted.
-    expect((await client.call('ServerReady', {}, { metadata: meta() })).response).toEqual({ ready: true });
+    expect((await client.call('ServerReady', {}, { metadata: limited })).response).toEqual({ ready: true });
   });
 });
 

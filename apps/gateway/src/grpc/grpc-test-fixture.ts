@@ -2,6 +2,8 @@
  * Test helper (only *.int.test.ts import it): real gateways from the e2e harness, their gRPC ports, and
  * clients generated from the project's .proto files.
  */
+import { once } from 'node:events';
+import { connect, constants } from 'node:http2';
 import { type Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
 import type { Harness } from '../e2e/harness.ts';
@@ -143,4 +145,85 @@ export function parseBytesElements(raw: Uint8Array): string[] {
     off += 4 + len;
   }
   return out;
+}
+
+/** How a streamed call ended, and how much of its message the server let the client send first. */
+export interface StreamedCallOutcome {
+  code: number;
+  details: string;
+  /** Bytes of the gRPC frame (prefix included) the client's stream accepted before the status arrived. */
+  bytesSent: number;
+}
+
+/**
+ * A unary call over raw HTTP/2 whose one message, a ModelInferRequest with a single `raw_input_contents`
+ * of `contentBytes` zeros, is produced a chunk at a time and only as fast as HTTP/2 flow control lets it
+ * go: what it manages to send before the status measures what the server read. Once the status is in,
+ * the stream is reset, as gRPC's C-core clients (tritonclient, grpcio) do; grpc-js would upload the rest.
+ */
+export async function streamedModelInfer(
+  address: string,
+  metadata: Record<string, string>,
+  contentBytes: number,
+): Promise<StreamedCallOutcome> {
+  const session = connect(`http://${address}`);
+  session.on('error', () => {});
+  try {
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': '/inference.GRPCInferenceService/ModelInfer',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      ...metadata,
+    });
+    stream.on('error', () => {});
+    let ended: { code: number; details: string } | undefined;
+    const status = new Promise<{ code: number; details: string }>((resolve, reject) => {
+      const settle = (headers: Record<string, unknown>) => {
+        if (headers['grpc-status'] === undefined) return;
+        ended = {
+          code: Number(headers['grpc-status']),
+          details: decodeURIComponent(String(headers['grpc-message'] ?? '')),
+        };
+        resolve(ended);
+      };
+      stream.on('response', settle);
+      stream.on('trailers', settle);
+      stream.on('close', () => reject(new Error(`stream closed without a status (rst ${stream.rstCode})`)));
+    });
+    status.catch(() => {});
+
+    // raw_input_contents (field 7, length-delimited) holding contentBytes bytes.
+    const field = Buffer.concat([Buffer.from([(7 << 3) | 2]), varint(contentBytes)]);
+    const head = Buffer.alloc(5);
+    head.writeUInt32BE(field.length + contentBytes, 1);
+    const chunk = Buffer.alloc(64 * 1024);
+    let bytesSent = 0;
+    const send = async (bytes: Buffer) => {
+      bytesSent += bytes.length;
+      if (!stream.write(bytes)) await Promise.race([once(stream, 'drain'), status.catch(() => {})]);
+    };
+    await send(Buffer.concat([head, field]));
+    for (let left = contentBytes; left > 0 && !ended && !stream.destroyed; left -= chunk.length) {
+      await send(left >= chunk.length ? chunk : chunk.subarray(0, left));
+    }
+    if (!ended) stream.end();
+    const { code, details } = await status;
+    const sent = bytesSent;
+    stream.close(constants.NGHTTP2_CANCEL);
+    return { code, details, bytesSent: sent };
+  } finally {
+    session.destroy();
+  }
+}
+
+function varint(n: number): Buffer {
+  const out: number[] = [];
+  let v = n;
+  while (v >= 0x80) {
+    out.push((v % 0x80) | 0x80);
+    v = Math.floor(v / 0x80);
+  }
+  out.push(v);
+  return Buffer.from(out);
 }

@@ -61,6 +61,31 @@ describe('encodeQueuedInfer', () => {
     expect(json).toContain('"big":9007199254740993');
     expect(asWorkerSees(queued).outputs).toEqual([{ name: 'P', parameters: { binary_data: true, classification: 2 } }]);
   });
+
+  it('refuses a body over maxBodyBytes (PAYLOAD_TOO_LARGE) and takes one exactly at it', () => {
+    const req = decodeModelInferRequest({
+      model_name: 'simple',
+      model_version: '',
+      id: '',
+      parameters: {},
+      inputs: [{ name: 'A', datatype: 'INT32', shape: ['1', '256'], parameters: {}, contents: null }],
+      outputs: [],
+      raw_input_contents: [raw(new Array(256).fill(0))],
+    });
+    const size = Buffer.from((encodeQueuedInfer(req).input as { base64: string }).base64, 'base64').byteLength;
+    expect(() => encodeQueuedInfer(req, {}, { maxBodyBytes: size })).not.toThrow();
+    let refused: unknown;
+    try {
+      encodeQueuedInfer(req, {}, { maxBodyBytes: size - 1 });
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect((refused as Error).message).toBe(
+      `request body exceeds ${size - 1} bytes: the inputs encode to ${size} bytes for the function`,
+    );
+  });
 });
 
 describe('decodeInferResult', () => {

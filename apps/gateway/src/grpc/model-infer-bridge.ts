@@ -55,8 +55,15 @@ export function checkModel(fv: FunctionVersion, modelName: string, modelVersion:
  * form for non-JSON bodies) and `inference-header-content-length` says where its JSON part ends.
  *
  * @param headers the client's forwarded metadata; the binary header is set over any client value.
+ * @param opts.maxBodyBytes the body limit pexec applies to the same request (MAX_REQUEST_BODY_BYTES).
+ * @throws AppError PAYLOAD_TOO_LARGE (gRPC RESOURCE_EXHAUSTED) for a body over `maxBodyBytes`, before it is
+ *   copied into the job.
  */
-export function encodeQueuedInfer(req: GrpcInferRequest, headers: Record<string, string> = {}): QueuedInfer {
+export function encodeQueuedInfer(
+  req: GrpcInferRequest,
+  headers: Record<string, string> = {},
+  opts: { maxBodyBytes?: number } = {},
+): QueuedInfer {
   const http: InferRequest = { inputs: req.inputs.map(jsonSafeTensor) };
   if (req.id !== undefined) http.id = req.id;
   if (req.parameters !== undefined) http.parameters = jsonSafe(req.parameters);
@@ -66,6 +73,15 @@ export function encodeQueuedInfer(req: GrpcInferRequest, headers: Record<string,
     binaryDataOutput: true,
     ...(outputs ? { outputs } : {}),
   });
+  // Typed contents can encode larger than they travelled (an int_contents zero is one protobuf byte and
+  // four raw ones), so the limit is checked on what would be queued, not on the gRPC message.
+  const { maxBodyBytes = Number.POSITIVE_INFINITY } = opts;
+  if (body.byteLength > maxBodyBytes) {
+    throw new AppError(
+      'PAYLOAD_TOO_LARGE',
+      `request body exceeds ${maxBodyBytes} bytes: the inputs encode to ${body.byteLength} bytes for the function`,
+    );
+  }
   return {
     input: { kind: 'bytes', contentType: 'application/octet-stream', base64: body.toString('base64') },
     // No binary part at all (no inputs): the whole body is the JSON part, and the worker says what is wrong.

@@ -41,6 +41,8 @@ export interface InvokeRequest {
   directOnly?: boolean;
   /** `Idempotency-Key`: a retry of the same call finds the request the first one started. */
   idempotency?: IdempotentCall;
+  /** The body as received, when there is one: a large input is stored as these bytes. */
+  body?: Buffer;
 }
 
 export interface InvocationService {
@@ -76,6 +78,8 @@ export interface InvocationDeps {
   producer: InvocationProducer;
   completions: CompletionWaiter;
   idempotency: IdempotencyStore;
+  /** Inputs larger than this travel beside their job (in the request store), not inside it. */
+  maxJobInputBytes: number;
   /** Results up to this size come back inline on the gateway's reply channel. */
   maxInlineResultBytes: number;
   /** Failures of work done after the response (marking an inline result delivered). */
@@ -148,14 +152,17 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     const waiter = completions.register(requestId, Date.now() + req.pollSeconds * 1000, req.signal);
     try {
       await deps.queueGuard.admit(fv.versionId);
-      // One round trip for both: the worker creates the record itself if the job overtakes it.
+      const { input, stored } = splitInput(req);
+      // One round trip for all: the worker creates the record itself if the job overtakes it; a stored
+      // input is written ahead of the job on the same connection, so no worker can miss it.
       await Promise.all([
         store.create(requestId, fv.id, fv.versionId, req.principal),
+        ...(stored ? [store.saveInput(requestId, stored)] : []),
         producer.enqueue({
           requestId,
           functionId: fv.id,
           versionId: fv.versionId,
-          input: req.input,
+          input,
           headers: req.headers,
           enqueuedAt: Date.now(),
           reply: { gatewayId: completions.gatewayId, maxInlineBytes: deps.maxInlineResultBytes },
@@ -177,6 +184,22 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
       await deps.idempotency.confirm(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
     }
     return { requestId, waiter };
+  }
+
+  /**
+   * Small inputs travel inside their job; larger ones beside it (RequestStore.saveInput), as the raw
+   * bytes: a BullMQ job hash is copied by its scripts and kept in its lists, and should stay small.
+   */
+  function splitInput(req: InvokeRequest): { input: InvocationInput; stored?: Buffer } {
+    const { input } = req;
+    if (input.kind === 'stored') return { input };
+    const estimate = req.body?.length ?? (input.kind === 'bytes' ? (input.base64.length * 3) / 4 : undefined);
+    if (estimate !== undefined && estimate <= deps.maxJobInputBytes) return { input };
+    const raw =
+      req.body ??
+      (input.kind === 'bytes' ? Buffer.from(input.base64, 'base64') : Buffer.from(JSON.stringify(input.value)));
+    if (raw.length <= deps.maxJobInputBytes) return { input };
+    return { input: { kind: 'stored', contentType: input.contentType, format: input.kind }, stored: raw };
   }
 
   /** Long-polls an existing request: registered first, then checked once (it may be done already). */

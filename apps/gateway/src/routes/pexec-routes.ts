@@ -66,6 +66,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     if (assetIds.length > 0) headers['nvcf-function-asset-ids'] = assetIds.join(',');
     const principal = principalId(c.get('principal'));
     const call = {
+      body,
       principal,
       functionId,
       versionId,
