@@ -18,7 +18,7 @@ export interface GatewayGrpcClientOptions {
 }
 
 /**
- * ModelInfer through the gateway's gRPC port (nvcf-api.md §14), as the seed's client calls it: a
+ * ModelInfer through the gateway's gRPC port (NVCF API: gRPC invocation), as the seed's client calls it: a
  * GRPCInferenceService stub on one channel, every call with metadata `function-id` and `authorization`,
  * inputs in `raw_input_contents`. One channel per concurrency level, opened once and reused for every call
  * at that level; each channel keeps its own HTTP/2 connection (a local subchannel pool) so one level's

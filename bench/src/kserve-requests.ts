@@ -26,7 +26,7 @@ export interface KserveRequests {
   path: string;
   /** (a) the payload's KServe V2 JSON body. */
   json: HttpRequestSpec;
-  /** (b) every input binary and `binary_data_output: true` (open-inference-protocol.md §6). */
+  /** (b) every input binary and `binary_data_output: true` (Triton binary data extension). */
   binary: HttpRequestSpec;
   /** (c) every input in `raw_input_contents`, as tritonclient.grpc sends it. */
   grpc: GrpcInferRequest;

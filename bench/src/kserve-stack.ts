@@ -32,7 +32,7 @@ export interface KserveStackOptions {
   maxSockets: number;
 }
 
-/** Server-side time per successful request from the statistics extension (spec §11), in µs. */
+/** Server-side time per successful request (Triton statistics extension), in µs. */
 export interface ServerTimings {
   requests: number;
   successUs: number;

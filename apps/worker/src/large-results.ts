@@ -4,7 +4,7 @@ import AdmZip from 'adm-zip';
 
 /**
  * NVCF returns a response over the direct limit (5 MiB) as a 302 to a zip holding `<reqId>.response`
- * (nvcf-api.md §12.4). The worker stores that zip; the gateway signs the URL it redirects to, and
+ * (NVCF behaviour: results). The worker stores that zip; the gateway signs the URL it redirects to, and
  * deletes the zip once its time is up.
  */
 export function createLargeResultStore(deps: {

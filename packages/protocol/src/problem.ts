@@ -1,6 +1,6 @@
 /**
- * RFC 7807 problem details as NVCF emits them (nvcf-api.md §13): `type, title, status, detail,
- * instance, requestId`.
+ * RFC 7807 problem details as NVCF emits them: `type, title, status, detail, instance, requestId`
+ * (NVCF API; NVCF behaviour: errors).
  */
 export interface Problem {
   type: string;

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Keys } from './keys.ts';
 
-/** NVCF does not publish an asset lifetime; 24 h is the chosen default (nvcf-api.md §11, §15). */
+/** NVCF does not publish an asset lifetime; 24 h is the chosen default (NVCF behaviour: assets). */
 export const DEFAULT_ASSET_TTL_SECONDS = 24 * 60 * 60;
 
 export const AssetRecord = z.object({

@@ -6,9 +6,9 @@ export const ASSET_REFERENCES_HEADER = 'nvcf-input-asset-references';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The asset ids of an `NVCF-INPUT-ASSET-REFERENCES` value (nvcf-api.md §4): comma-separated, whitespace
- * trimmed, empty entries skipped (a header sent twice arrives joined with ", "), lower-cased and
- * de-duplicated in order of first mention.
+ * The asset ids of an `NVCF-INPUT-ASSET-REFERENCES` value (NVCF API; NVCF behaviour: assets):
+ * comma-separated, whitespace trimmed, empty entries skipped (a header sent twice arrives joined with
+ * ", "), lower-cased and de-duplicated in order of first mention.
  *
  * @throws AppError INVALID_ARGUMENT for an entry that is not a UUID
  */

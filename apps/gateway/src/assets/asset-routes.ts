@@ -43,7 +43,7 @@ function declaredLength(header: string | undefined): number | undefined {
 }
 
 /**
- * The assets API (nvcf-api.md §11): create (returns a signed upload URL), upload through that URL
+ * The assets API (NVCF API: asset management): create (returns a signed upload URL), upload through that URL
  * (no credential: the signature is the authorization), list, read and delete the caller's own assets.
  */
 export function assetRoutes(deps: AssetRouteDeps): Hono<AuthEnv> {

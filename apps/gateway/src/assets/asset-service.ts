@@ -4,17 +4,17 @@ import { AppError } from '@nvcf/protocol';
 import { AssetQuotaError, type AssetRecord, type AssetStore, assetObjectKey } from '@nvcf/queue';
 import { type ObjectStore, type SigningSecret, signUrl, verifySignedUrl } from '@nvcf/storage';
 
-/** The upload header carrying the description (S3 user metadata `nvcf-asset-description`, nvcf-api.md §11). */
+/** The upload header carrying the description (S3 user metadata `nvcf-asset-description`; NVCF behaviour: assets). */
 export const DESCRIPTION_HEADER = 'x-amz-meta-nvcf-asset-description';
 export const DESCRIPTION_METADATA_KEY = 'nvcf-asset-description';
-/** NVCF's presigned upload URLs live 35 minutes (nvcf-api.md §11). */
+/** NVCF's presigned upload URLs live 35 minutes (NVCF behaviour: assets). */
 export const DEFAULT_UPLOAD_URL_SECONDS = 35 * 60;
 export const DEFAULT_ASSET_MAX_BYTES = 1024 * 1024 * 1024;
 /** Per-owner totals of live assets (0: unlimited). NVCF publishes no figure; these are chosen defaults. */
 export const DEFAULT_ASSET_QUOTA_BYTES = 10 * 1024 * 1024 * 1024;
 export const DEFAULT_ASSET_QUOTA_COUNT = 1000;
 
-/** NVCF's own wording (nvcf-api.md §4, §13). */
+/** NVCF's own wording for an unknown asset reference (NVCF behaviour: assets). */
 export const assetNotFound = (assetId: string) =>
   new AppError('NOT_FOUND', `NotFound error: failed to find asset ${assetId}`);
 
@@ -42,7 +42,7 @@ export interface AssetServiceOptions {
   objects: ObjectStore;
   /** Key of the upload URLs' HMAC: every gateway behind one address needs the same one. */
   signingSecret: SigningSecret;
-  /** Recorded on each asset (nvcf-api.md §11: assets belong to an NCA id). */
+  /** Recorded on each asset (assets belong to an NCA id; NVCF behaviour: assets). */
   ncaId: string;
   /** Largest upload (default 1 GiB). */
   maxBytes?: number;
@@ -124,7 +124,7 @@ function checkBaseUrl(url: string): string {
 }
 
 /**
- * The assets API's logic (nvcf-api.md §11): records in Redis, bytes in an object store under
+ * The assets API's logic (NVCF API: asset management): records in Redis, bytes in an object store under
  * `assets/<assetId>`, uploads through this gateway's own signed, expiring `PUT` URLs.
  */
 export function createAssetService(opts: AssetServiceOptions): AssetService {

@@ -143,7 +143,7 @@ describe('assets API', () => {
     expect(upload.origin).toBe(gw.url);
     expect(upload.pathname).toBe(`/v2/nvcf/assets/${assetId}/upload`);
     const expires = Number(upload.searchParams.get('expires'));
-    // 35 minutes (nvcf-api.md §11).
+    // 35 minutes (NVCF behaviour: assets).
     expect(expires - Date.now() / 1000).toBeGreaterThan(35 * 60 - 10);
     expect(expires - Date.now() / 1000).toBeLessThanOrEqual(35 * 60);
     expect(upload.searchParams.get('signature')).toMatch(/^[A-Za-z0-9_-]{43}$/);

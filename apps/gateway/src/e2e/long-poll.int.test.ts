@@ -50,7 +50,7 @@ describe('long polling', () => {
     const body = (await done.json()) as { outputs: { name: string; data: number[] }[] };
     expect(body.outputs.find((o) => o.name === 'OUTPUT0')?.data[15]).toBe(16);
 
-    // A result is delivered once (nvcf-api.md §16 N03).
+    // A result is delivered once (NVCF behaviour: results).
     const gone = await status(gw.url, reqId);
     expect(gone.status).toBe(404);
     expect(gone.headers.get('content-type')).toMatch(/problem\+json/);

@@ -15,7 +15,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-describe('progress (nvcf-api.md §12.3, §16 N20)', () => {
+describe('progress (NVCF function creation: partial responses)', () => {
   it('polls answer 202 with NVCF-PERCENT-COMPLETE and the latest partial response, in order, then 200', async () => {
     const accepted = await pexec(gw.url, `/v2/nvcf/pexec/functions/${fnId('simple')}`, simpleRequest(), {
       'nvcf-poll-seconds': '1',

@@ -4,8 +4,9 @@ import { relayedProblem } from '../invocation/relayed-problem.ts';
 import { problemResponse } from './problem-response.ts';
 
 /**
- * Outcome → HTTP, as NVCF answers pexec and status polls (nvcf-api.md §5–§6): the function's response
- * verbatim with NVCF-REQID/NVCF-STATUS, or 202 with an empty body while it runs.
+ * Outcome → HTTP, as NVCF answers pexec and status polls (NVCF API: invocation; NVCF behaviour:
+ * statuses): the function's response verbatim with NVCF-REQID/NVCF-STATUS, or 202 with an empty body
+ * while it runs.
  */
 export function invocationResponse(
   outcome: InvocationOutcome,
@@ -22,7 +23,8 @@ export function invocationResponse(
   }
   if (outcome.kind === 'pending') {
     if (outcome.partial) {
-      // The function's latest partial response, as NVCF answers a poll after a progress update (§12.3).
+      // The function's latest partial response, as NVCF answers a poll after a progress update
+      // (NVCF behaviour: progress).
       return new Response(new Uint8Array(outcome.partial), {
         status: 202,
         headers: {
@@ -46,7 +48,7 @@ export function invocationResponse(
   }
   const result = relayedProblem(outcome.result, instance, requestId);
   if (result.objectKey) {
-    // Over the direct limit: a redirect to the stored zip (nvcf-api.md §6, §12.4).
+    // Over the direct limit: a redirect to the stored zip (NVCF behaviour: results).
     return new Response(null, {
       status: 302,
       headers: {

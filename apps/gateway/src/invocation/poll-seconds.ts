@@ -1,7 +1,7 @@
 import { AppError, MAX_POLL_SECONDS } from '@nvcf/protocol';
 
 /**
- * `NVCF-POLL-SECONDS` (nvcf-api.md §4, §16 N08): an integer; above 3600 or not an integer → 400;
+ * `NVCF-POLL-SECONDS` (NVCF API; NVCF behaviour: polling): an integer; above 3600 or not an integer → 400;
  * below 1 is clamped to 1. Absent → the configured default.
  */
 export function parsePollSeconds(header: string | undefined, defaultSeconds: number): number {

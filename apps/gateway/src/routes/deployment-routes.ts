@@ -11,7 +11,10 @@ import { deploymentDto, functionDto } from './function-dto.ts';
 
 const PATH = '/v2/nvcf/deployments/functions/:functionId/versions/:versionId';
 
-/** `POST|GET|PUT|DELETE /v2/nvcf/deployments/functions/{fid}/versions/{vid}` (nvcf-api.md §2, §2.3). */
+/**
+ * `POST|GET|PUT|DELETE /v2/nvcf/deployments/functions/{fid}/versions/{vid}` (NVCF API reference:
+ * function deployment).
+ */
 export function deploymentRoutes(
   registry: FunctionRegistry,
   functions: FunctionService,

@@ -3,9 +3,9 @@ import type { InvocationOutcome } from '../invocation/invocation-service.ts';
 import { relayedProblem } from '../invocation/relayed-problem.ts';
 
 /**
- * The legacy exec envelope (nvcf-api.md §8): `{reqId, status, response | responseReference,
+ * The legacy exec envelope (NVCF behaviour: exec envelope): `{reqId, status, response | responseReference,
  * percentComplete, errorCode}`, with the function's JSON answer embedded. While waiting the status is
- * `pending-evaluation`, the value the clients of this API poll on (§15 #4).
+ * `pending-evaluation`, the value the clients of this API poll on (NVCF behaviour: statuses).
  */
 export function execEnvelopeResponse(
   outcome: InvocationOutcome,
@@ -28,7 +28,7 @@ export function execEnvelopeResponse(
   }
   const result = relayedProblem(outcome.result, instance, reqId);
   if (result.objectKey) {
-    // A large result is referenced, not embedded (§8: 200 with responseReference).
+    // A large result is referenced, not embedded (200 with responseReference; NVCF behaviour: results).
     return Response.json(
       { reqId, status: 'fulfilled', responseReference: resultUrl(reqId), percentComplete: 100 },
       { status: 200, headers },

@@ -13,7 +13,7 @@ import { principalId, requireRequestAccess } from '../invocation/request-access.
 import { uuidParam } from '../invocation/uuid-param.ts';
 import { execEnvelopeResponse } from './exec-envelope.ts';
 
-/** The legacy API's default wait (nvcf-api.md §7): its POST blocked 5 s before answering pending. */
+/** The legacy API's default wait (NVCF behaviour: polling): its POST blocked 5 s before answering pending. */
 const EXEC_DEFAULT_POLL_SECONDS = 5;
 
 const ExecRequest = z.object({
@@ -26,7 +26,10 @@ const ExecRequest = z.object({
   requestBody: z.unknown(),
 });
 
-/** `POST /v2/nvcf/exec/functions/{fid}[/versions/{vid}]` and `GET /v2/nvcf/exec/status/{reqId}` (§8). */
+/**
+ * `POST /v2/nvcf/exec/functions/{fid}[/versions/{vid}]` and `GET /v2/nvcf/exec/status/{reqId}` (NVCF
+ * behaviour: exec envelope).
+ */
 export function execRoutes(
   service: InvocationService,
   auth: Authenticator,

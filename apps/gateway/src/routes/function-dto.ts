@@ -1,7 +1,7 @@
 import { functionStatus } from '@nvcf/protocol';
 import type { FunctionVersion } from '@nvcf/queue';
 
-/** FunctionDto (nvcf-api.md §2.2) for one version, with its live workers as active instances. */
+/** FunctionDto (NVCF API reference) for one version, with its live workers as active instances. */
 export function functionDto(fv: FunctionVersion, workerIds: string[]) {
   return {
     ...fv.spec,
@@ -31,7 +31,7 @@ export function functionDto(fv: FunctionVersion, workerIds: string[]) {
   };
 }
 
-/** The deployment DTO (nvcf-api.md §2.3). */
+/** The deployment DTO (NVCF API reference: function deployment). */
 export function deploymentDto(fv: FunctionVersion, workerIds: string[], queueName: string) {
   return {
     functionId: fv.id,

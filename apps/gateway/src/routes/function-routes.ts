@@ -9,7 +9,7 @@ import { readJsonBody } from '../http/json-body.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 import { functionDto } from './function-dto.ts';
 
-/** Function registration and lookup (nvcf-api.md §2): one DTO per version. */
+/** Function registration and lookup (NVCF API reference: function management): one DTO per version. */
 export function functionRoutes(
   registry: FunctionRegistry,
   functions: FunctionService,

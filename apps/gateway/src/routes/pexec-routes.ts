@@ -43,7 +43,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
 
   const invoke = async (c: Context<AuthEnv>) => {
     const wantsEvents = /\btext\/event-stream\b/i.test(c.req.header('accept') ?? '');
-    // SSE waits 20 minutes by default (nvcf-api.md §7, §10).
+    // SSE waits 20 minutes by default (NVCF behaviour: polling).
     const pollSeconds = parsePollSeconds(
       c.req.header('nvcf-poll-seconds'),
       wantsEvents ? SSE_DEFAULT_SECONDS : opts.defaultPollSeconds,
@@ -57,12 +57,12 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
       binaryExtension: c.req.header('inference-header-content-length') !== undefined,
     });
     const idempotency = parseIdempotencyKey(c.req.header('idempotency-key'), { functionId, versionId, body });
-    // Unknown or foreign assets are a 404 before anything is queued (nvcf-api.md §4, §16 N18).
+    // Unknown or foreign assets are a 404 before anything is queued (NVCF behaviour: assets).
     const assetIds = await resolveAssetReferences(c.req.header('nvcf-input-asset-references'), opts.assets, {
       ownerSubject: c.get('principal').subject,
     });
     const headers = forwardedHeaders(c.req.raw.headers, opts.forwardHeaders);
-    // What NVCF's worker hands the inference step (§12.1): the ids; the bytes stay in the asset store.
+    // What NVCF's worker hands the inference step (NVCF function creation): the ids; the bytes stay in the asset store.
     if (assetIds.length > 0) headers['nvcf-function-asset-ids'] = assetIds.join(',');
     const principal = principalId(c.get('principal'));
     const call = {

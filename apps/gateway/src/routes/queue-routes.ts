@@ -7,7 +7,7 @@ import { requireFunction } from '../auth/principal.ts';
 import { requireRequestAccess } from '../invocation/request-access.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 
-/** NVCF reports queue positions as an estimate capped at 1000 (nvcf-api.md §9). */
+/** NVCF reports queue positions as an estimate capped at 1000 (NVCF behaviour: queues). */
 const MAX_REPORTED_POSITION = 1000;
 
 export interface QueueRouteDeps {

@@ -89,7 +89,7 @@ export async function runGenerative(
         { data: chunk(shape, requestId, model.name, String.fromCharCode(best), null) },
       ]);
     } else if (progress && (i + 1) % PROGRESS_EVERY === 0) {
-      // A poll in between answers 202 with how far it got and the text so far (nvcf-api.md §12.3).
+      // A poll in between answers 202 with how far it got and the text so far (NVCF behaviour: progress).
       const partial = {
         id: requestId,
         object: shape === 'chat' ? 'chat.completion.partial' : 'text_completion.partial',

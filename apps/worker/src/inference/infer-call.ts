@@ -22,9 +22,10 @@ export interface InferCall {
 }
 
 /**
- * Decodes an infer body (JSON, JSON + binary, or raw single-input, open-inference-protocol.md §6) and
- * reads the binary and classification extension parameters (§6, §7) into the core's request. The
- * worker's HTTP route and the queue (pexec) path both decode here, so they accept the same forms.
+ * Decodes an infer body (JSON, JSON + binary, or raw single-input; Triton binary data extension) and
+ * reads the binary and classification extension parameters (Triton binary data and classification
+ * extensions) into the core's request. The worker's HTTP route and the queue (pexec) path both decode
+ * here, so they accept the same forms.
  *
  * @throws AppError INVALID_ARGUMENT for anything malformed, naming the part at fault.
  */
@@ -83,7 +84,7 @@ function requestedOutputs(
   });
 }
 
-/** Triton reserves `triton_`-prefixed request parameters for itself (open-inference-protocol.md §3). */
+/** Triton reserves `triton_`-prefixed request parameters for itself (Triton parameters extension). */
 function checkRequestParameters(parameters: Record<string, unknown> | undefined): void {
   for (const key of Object.keys(parameters ?? {})) {
     if (key.startsWith('triton_')) {
@@ -108,7 +109,10 @@ function booleanParameter(
   return value;
 }
 
-/** `classification: N` (§7): a non-negative integer; 0 means no classification, as tritonclient's class_count. */
+/**
+ * `classification: N` (Triton classification extension): a non-negative integer; 0 means no classification,
+ * as tritonclient's class_count.
+ */
 function classCount(parameters: Record<string, unknown> | undefined, label: string): number | undefined {
   const value = parameters?.classification;
   if (value === undefined) return undefined;

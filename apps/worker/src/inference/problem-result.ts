@@ -2,7 +2,7 @@ import { PROBLEM_CONTENT_TYPE, problem } from '@nvcf/protocol';
 import type { InvocationResult } from '@nvcf/queue';
 
 /**
- * A failure as the function's response (nvcf-api.md §12.5): `inference-service` when the model refused
+ * A failure as the function's response (NVCF behaviour: function failures): `inference-service` when the model refused
  * the request, `nvcf-worker-service` when the worker itself failed.
  */
 export function problemResult(

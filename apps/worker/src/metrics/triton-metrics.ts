@@ -13,7 +13,7 @@ interface Row {
 const us = (ns: number) => Math.round(ns / 1000);
 
 /**
- * Triton's inference metrics (open-inference-protocol.md §12), labelled `model` and `version`, read from
+ * Triton's inference metrics (Triton metrics), labelled `model` and `version`, read from
  * the core's statistics at scrape time: the statistics are the one source of truth, so the metrics and
  * the statistics endpoints never disagree.
  */

@@ -50,7 +50,7 @@ const emptyDynamicBatching = (): DynamicBatchingConfig => ({
 });
 
 /**
- * Completes a model's config the way Triton does for an ONNX Runtime model (open-inference-protocol.md §10.2–10.3;
+ * Completes a model's config the way Triton does for an ONNX Runtime model (Triton model configuration;
  * Triton core AutoCompleteBackendFields + NormalizeModelConfig + NormalizeInstanceGroup, onnxruntime_backend
  * AutoCompleteConfig):
  *

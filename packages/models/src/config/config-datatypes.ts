@@ -3,7 +3,7 @@ import type { ConfigDataType } from './model-config.ts';
 
 /**
  * API datatypes (KServe V2 names) and config `DataType` names map one to one except BYTES, which the config calls
- * TYPE_STRING (open-inference-protocol.md §4).
+ * TYPE_STRING (Triton model configuration: datatypes).
  *
  * @example
  * configDataType('BYTES'); // 'TYPE_STRING'

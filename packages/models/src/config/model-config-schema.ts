@@ -15,7 +15,7 @@ const stringMap = mapOf('string', str);
  * can hold, fields in declaration order. The whole file is described, not only what the server honours, so a
  * valid Triton config never fails here and `extra` fields round-trip with their real types (an enum inside
  * `optimization` prints unquoted, a `map<string,string>` value stays quoted, a one-element `control_input` is
- * still a JSON array). Names and numbers: open-inference-protocol.md §8.3 and the proto itself.
+ * still a JSON array). Names and numbers: Triton's model_config.proto (Triton gRPC protos).
  *
  * @example
  * protoFromText(parseTextFormat(text), MODEL_CONFIG_SCHEMA, 'ModelConfig');

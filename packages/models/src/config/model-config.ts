@@ -1,9 +1,9 @@
 /**
  * Triton's ModelConfig (model_config.proto, package `inference`) as this project holds it: protobuf JSON
  * with the original (snake_case) field names and enum names as strings, the form Triton's
- * `GET /v2/models/{m}/config` prints and `config.pbtxt` spells (open-inference-protocol.md §8.3, §10).
- * Fields the server honours are typed; any other field of a parsed config is kept in `extra` and printed
- * back as it came.
+ * `GET /v2/models/{m}/config` prints and `config.pbtxt` spells (Triton model configuration extension;
+ * Triton model configuration). Fields the server honours are typed; any other field of a parsed config is
+ * kept in `extra` and printed back as it came.
  */
 export const CONFIG_DATA_TYPES = [
   'TYPE_INVALID',

@@ -31,7 +31,7 @@ function errorOf(text: string): string {
 }
 
 describe('parseModelConfigText: Triton example configs', () => {
-  it('reads simple (open-inference-protocol.md §13) with protobuf defaults everywhere else', () => {
+  it("reads Triton's simple example config with protobuf defaults everywhere else", () => {
     const expected: ModelConfig = {
       name: 'simple',
       platform: 'onnxruntime_onnx',

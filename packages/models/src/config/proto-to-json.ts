@@ -9,7 +9,7 @@ import {
 export interface ProtoJsonPrintOptions {
   /**
    * How 64-bit integers print. `'number'` (default) is what Triton's config endpoint sends after its own
-   * post-processing (open-inference-protocol.md §10.4); `'string'` is plain proto3 JSON (the v1 status JSON).
+   * post-processing (Triton core); `'string'` is plain proto3 JSON (the v1 status JSON).
    */
   int64?: 'number' | 'string';
 }

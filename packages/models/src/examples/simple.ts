@@ -21,7 +21,7 @@ export function buildSimpleModel(): Uint8Array {
 
 /**
  * Triton's config for `simple`, byte for byte in spirit: max_batch_size 8 means dims omit the batch dimension, and
- * no instance_group or dynamic_batching so the server's defaults apply (open-inference-protocol.md §13).
+ * no instance_group or dynamic_batching so the server's defaults apply (Triton `simple` example).
  */
 export const SIMPLE_CONFIG_PBTXT = `name: "simple"
 platform: "onnxruntime_onnx"

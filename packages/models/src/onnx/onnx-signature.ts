@@ -3,7 +3,7 @@ import pkg from 'onnx-proto';
 
 const { onnx } = pkg;
 
-/** ONNX TensorProto.DataType → API datatype (open-inference-protocol.md §4). */
+/** ONNX TensorProto.DataType → API datatype (Triton model configuration: datatypes). */
 const ELEM_TYPES: Readonly<Record<number, Datatype>> = {
   1: 'FP32',
   2: 'UINT8',

@@ -18,7 +18,7 @@ export const isZipArchive = (bytes: Uint8Array) =>
   bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04;
 
 /**
- * Reads a zipped model directory in Triton's layout (open-inference-protocol.md §10.1): either its files
+ * Reads a zipped model directory in Triton's layout (Triton model repository): either its files
  * at the root or under one top-level directory. Sizes are checked from the headers before anything is
  * inflated (a zip bomb is refused), and no path may leave the model directory.
  *

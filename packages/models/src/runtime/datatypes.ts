@@ -1,6 +1,6 @@
 import type { Datatype } from '@nvcf/protocol';
 
-/** onnxruntime-node tensor type strings and the API datatype each carries (open-inference-protocol.md §4). */
+/** onnxruntime-node tensor type strings and the API datatype each carries (Triton model configuration: datatypes). */
 const DATATYPE_BY_ORT_TYPE = {
   bool: 'BOOL',
   uint8: 'UINT8',

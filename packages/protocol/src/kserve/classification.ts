@@ -13,7 +13,7 @@ export interface ClassifyOptions {
 const utf8 = new TextEncoder();
 
 /**
- * Triton's classification extension (open-inference-protocol.md §7): replaces an output by its top
+ * Triton's classification extension: replaces an output by its top
  * `classCount` classes as a BYTES tensor of `"<value>:<index>"` or `"<value>:<index>:<label>"`
  * strings, shape `[batch, N']` when batching else `[N']`, N' = min(classCount, elements per item).
  *

@@ -2,7 +2,7 @@ import { AppError } from '../errors.ts';
 import { floatToHalfBits } from './fp16.ts';
 import type { Datatype, TensorData } from './tensor.ts';
 
-/** Every datatype JSON can carry: BF16 has no JSON form (open-inference-protocol.md §4). */
+/** Every datatype JSON can carry: BF16 has no JSON form (Open Inference Protocol REST: tensor data types). */
 export type JsonDatatype = Exclude<Datatype, 'BF16'>;
 
 export interface DecodeJsonValuesOptions {

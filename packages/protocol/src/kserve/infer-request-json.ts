@@ -4,7 +4,7 @@ import { decodeJsonTensor, InferTensorJson, JsonParameters } from './json-tensor
 import type { Tensor } from './tensor.ts';
 import { zodIssueMessage } from './zod-issue-message.ts';
 
-/** The JSON infer request body (open-inference-protocol.md §3), structure only. */
+/** The JSON infer request body (Open Inference Protocol REST: inference request), structure only. */
 export const InferRequestJson = z.object({
   id: z.string().optional(),
   parameters: JsonParameters.optional(),

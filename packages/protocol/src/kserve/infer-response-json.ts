@@ -16,7 +16,7 @@ export interface InferResponse {
   outputs: Tensor[];
 }
 
-/** The JSON infer response body (open-inference-protocol.md §3), structure only. */
+/** The JSON infer response body (Open Inference Protocol REST: inference response), structure only. */
 export const InferResponseJson = z.object({
   model_name: z.string(),
   model_version: z.string(),

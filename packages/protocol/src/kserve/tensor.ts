@@ -1,6 +1,6 @@
 /**
  * The in-memory tensor shared by every codec (KServe JSON, binary extension, gRPC) and the ONNX runner.
- * Data is a typed array whose element type follows the datatype (open-inference-protocol.md §4).
+ * Data is a typed array whose element type follows the datatype (Open Inference Protocol REST: tensor data types).
  */
 export const DATATYPES = [
   'BOOL',

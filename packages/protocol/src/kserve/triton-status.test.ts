@@ -12,7 +12,7 @@ import {
 } from './triton-status.ts';
 
 describe('Triton status mapping', () => {
-  it("follows Triton's table (open-inference-protocol.md §5)", () => {
+  it("follows Triton's error-code to HTTP status table", () => {
     expect(tritonHttpStatus('INVALID_ARGUMENT')).toBe(400);
     expect(tritonHttpStatus('ALREADY_EXISTS')).toBe(400);
     expect(tritonHttpStatus('CANCELLED')).toBe(400);

@@ -8,7 +8,7 @@ export interface TritonStatus {
 
 /**
  * Our error codes mapped once for the KServe V2 / Triton surfaces (HTTP `{"error"}` bodies and
- * gRPC), following Triton's table (open-inference-protocol.md §5): INVALID_ARG, UNKNOWN,
+ * gRPC), following Triton's table (Triton protocol: error codes to HTTP status): INVALID_ARG, UNKNOWN,
  * ALREADY_EXISTS and CANCELLED → 400; NOT_FOUND → 404; INTERNAL → 500; UNSUPPORTED → 501;
  * UNAVAILABLE → 503. These differ from `errorCodeInfo` (the NVCF surface) on purpose: Triton
  * clients and perf_analyzer expect Triton's statuses. For codes Triton does not have:
@@ -64,7 +64,7 @@ export function tritonErrorOf(err: unknown): TritonStatus & { code: ErrorCode; m
 
 /**
  * Triton's text for a model name it does not know; clients match the `Request for unknown model`
- * prefix (open-inference-protocol.md §5, §9).
+ * prefix (Triton core: its error texts).
  *
  * @example
  * unknownModelMessage('resnet'); // "Request for unknown model: 'resnet' is not found"

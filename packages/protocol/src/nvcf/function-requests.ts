@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
 
-/** NVCF function names (nvcf-api.md §2.1). */
+/** NVCF function names (NVCF API reference: CreateFunctionRequest). */
 const NAME = /^[a-z0-9A-Z][a-z0-9A-Z\-_]*$/;
 /** ISO-8601 durations as NVCF's health timeout takes them, e.g. `PT10S`. */
 const ISO_DURATION = /^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$/;

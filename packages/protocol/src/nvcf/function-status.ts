@@ -1,4 +1,4 @@
-/** NVCF function version states (nvcf-api.md §2.4). */
+/** NVCF function version states (NVCF function lifecycle). */
 export const FUNCTION_STATUSES = [
   'INACTIVE',
   'DEPLOYING',

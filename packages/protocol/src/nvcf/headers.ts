@@ -1,4 +1,4 @@
-/** NVCF header names (nvcf-api.md §4–§5), lower-case as HTTP/2 and Node report them. */
+/** NVCF header names (NVCF API: request and response headers), lower-case as HTTP/2 and Node report them. */
 export const NvcfHeader = {
   REQID: 'nvcf-reqid',
   STATUS: 'nvcf-status',
@@ -6,7 +6,7 @@ export const NvcfHeader = {
   POLL_SECONDS: 'nvcf-poll-seconds',
 } as const;
 
-/** Values of `NVCF-STATUS` (the current gateway's three, nvcf-api.md §15 #5). */
+/** Values of `NVCF-STATUS` (the current gateway's three; NVCF behaviour: statuses). */
 export const NvcfStatus = {
   IN_PROGRESS: 'in-progress',
   FULFILLED: 'fulfilled',

@@ -1,4 +1,4 @@
-/** NVCF API key / token scopes (nvcf-api.md §1). */
+/** NVCF API key / token scopes (NVCF API: API key scopes). */
 export const SCOPES = [
   'invoke_function',
   'list_functions',

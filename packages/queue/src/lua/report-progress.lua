@@ -1,4 +1,4 @@
--- A running function reports progress (nvcf-api.md §12.3): percent complete and an optional partial
+-- A running function reports progress (NVCF behaviour: progress): percent complete and an optional partial
 -- response. Polls answer 202 with the latest one (NVCF-PERCENT-COMPLETE and the partial body). Ignored once
 -- the request is terminal.
 -- KEYS[1] request hash

@@ -10,8 +10,9 @@ const tooLarge = (max: number, what: string) => new AppError('PAYLOAD_TOO_LARGE'
 
 /**
  * Reads a request body of at most `maxBytes` and undoes its `Content-Encoding` (gzip or deflate), the
- * decompressed size held to the same limit (open-inference-protocol.md §1, §6.9). With a Content-Length
- * the check happens before a byte is read; a chunked body is counted as it streams in.
+ * decompressed size held to the same limit (Triton HTTP server: request compression and
+ * `--http-max-input-size`). With a Content-Length the check happens before a byte is read; a chunked body
+ * is counted as it streams in.
  *
  * @throws AppError PAYLOAD_TOO_LARGE (body or inflated body over the limit), INVALID_ARGUMENT (an
  *   undecodable compressed body, a bad Content-Length, or an encoding other than

@@ -7,7 +7,7 @@ import { INFERENCE_HEADER } from './json-section.ts';
 
 /**
  * The bytes after the JSON part of a body, consumed tensor by tensor in JSON order
- * (open-inference-protocol.md §6 rule 1).
+ * (Triton binary data extension).
  */
 export interface BinarySection {
   readonly bytes: Uint8Array;

@@ -13,7 +13,7 @@ export function expectedBinaryByteSize(datatype: Datatype, count: number): numbe
 }
 
 /**
- * Decodes one tensor's binary data (open-inference-protocol.md §6 rule 6) after validating its shape:
+ * Decodes one tensor's binary data (Triton binary data extension) after validating its shape:
  * the element count is checked against the limit and against the byte length before anything is
  * allocated. The result may be a view of `bytes` (see `decodeRawTensor`, `decodeBytesElements`).
  *

@@ -12,7 +12,7 @@ export function bytesElementsByteSize(elements: readonly Uint8Array[]): number {
 }
 
 /**
- * Serializes BYTES elements in the binary tensor data layout (open-inference-protocol.md §6 rule 6):
+ * Serializes BYTES elements in the binary tensor data layout (Triton binary data extension):
  * every element is a 4-byte little-endian length followed by its raw bytes, elements concatenated.
  *
  * @param label how messages name the tensor, e.g. `output 'OUTPUT0'`.

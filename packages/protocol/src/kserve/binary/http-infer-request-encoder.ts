@@ -7,7 +7,7 @@ import { withoutBinaryDataSize } from './binary-section.ts';
 import { encodeBinaryTensorData } from './binary-tensor-data.ts';
 import { checkTensorStorage } from './raw-tensor.ts';
 
-/** A requested output with the two parameters clients set on it (open-inference-protocol.md §6, §7). */
+/** A requested output with the two parameters clients set on it (Triton binary data and classification extensions). */
 export interface RequestedOutputOptions {
   name: string;
   /** Return this output binary (`parameters.binary_data`). */

@@ -26,8 +26,7 @@ export interface DecodeHttpInferRequestOptions extends ParseInferRequestOptions 
 }
 
 /**
- * Decodes a KServe V2 HTTP infer request body with Triton's binary tensor data extension
- * (open-inference-protocol.md §6):
+ * Decodes a KServe V2 HTTP infer request body, binary tensor data included (Triton binary data extension):
  * - no `Inference-Header-Content-Length`: the whole body is JSON (`parseInferRequest`);
  * - header N > 0: the first N bytes are JSON, the rest is sliced in JSON order by each input's
  *   `parameters.binary_data_size`, and must be consumed exactly; JSON and binary inputs mix freely;

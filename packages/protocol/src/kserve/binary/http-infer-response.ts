@@ -40,10 +40,9 @@ export interface HttpInferResponseBody {
 }
 
 /**
- * Encodes an infer response for HTTP with the binary tensor data extension
- * (open-inference-protocol.md §6): binary outputs get `parameters.binary_data_size` and no `data`,
- * and their bytes follow the JSON in output order. A response with no binary output is plain
- * `encodeInferResponse` JSON.
+ * Encodes an infer response for HTTP with binary tensor data (Triton binary data extension): binary
+ * outputs get `parameters.binary_data_size` and no `data`, and their bytes follow the JSON in output
+ * order. A response with no binary output is plain `encodeInferResponse` JSON.
  *
  * @throws AppError INVALID_ARGUMENT for an output JSON cannot carry (BF16, BYTES that are not
  *   UTF-8) when JSON was asked for; INTERNAL when an output's data does not match its datatype or shape.
@@ -105,9 +104,9 @@ function withoutStaleSize(output: Tensor): Tensor {
 }
 
 /**
- * Decodes an HTTP infer response body, JSON or JSON + binary (the client side of §6 rule 4): without
- * the header the whole body is JSON; with it the first N bytes are JSON and each output with
- * `binary_data_size` takes its bytes in order. The inverse of `encodeHttpInferResponse`; for tests,
+ * Decodes an HTTP infer response body, JSON or JSON + binary (the client side of the Triton binary data
+ * extension): without the header the whole body is JSON; with it the first N bytes are JSON and each
+ * output with `binary_data_size` takes its bytes in order. The inverse of `encodeHttpInferResponse`; for tests,
  * benchmarks and the SDK. INT64/UINT64 JSON values beyond 2^53 keep their exact digits.
  *
  * @param inferenceHeaderContentLength the response's `Inference-Header-Content-Length`, if any.

@@ -3,7 +3,7 @@ import { AppError } from '../../errors.ts';
 export const INFERENCE_HEADER = 'Inference-Header-Content-Length';
 
 /**
- * Parses the `Inference-Header-Content-Length` header (open-inference-protocol.md §6 rules 2, 4, 7):
+ * Parses the `Inference-Header-Content-Length` header (Triton binary data extension, raw binary request included):
  * `undefined` when absent (the whole body is JSON), `0` for a raw single-input request, otherwise
  * the byte length of the JSON part. Stricter than Triton's `atoi`: text, signs, fractions and an
  * empty value are refused rather than read as 0 (which would silently switch to raw mode).

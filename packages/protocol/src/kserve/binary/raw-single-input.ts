@@ -16,8 +16,8 @@ export interface RawInputSpec extends TensorSpec {
 }
 
 /**
- * Decodes a raw single-input request (`Inference-Header-Content-Length: 0`,
- * open-inference-protocol.md §6 rule 7): the whole body is the data of the model's only input.
+ * Decodes a raw single-input request (`Inference-Header-Content-Length: 0`;
+ * Triton binary data extension: raw binary request): the whole body is the data of the model's only input.
  * Follows Triton's `InferenceRequest::Normalize`:
  * - batch dimension (see `RawInputSpec.batched`) fixed to 1;
  * - at most one other variable dimension, deduced from the body length, which must then be a whole

@@ -29,7 +29,7 @@ export const FIXED_ARRAY_CLASS: Readonly<Record<FixedDatatype, FixedArrayClass>>
   BF16: Uint16Array,
 };
 
-/** The wire is little-endian (open-inference-protocol.md §4); typed arrays use the host's order. */
+/** The wire is little-endian (Triton binary data extension); typed arrays use the host's order. */
 const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** Bytes per element of a fixed-size datatype. */
