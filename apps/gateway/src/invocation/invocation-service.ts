@@ -125,10 +125,11 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     if (idem) {
       const claim = await deps.idempotency
         .claim(req.principal, idem.key, idem.fingerprint, requestId)
-        .catch(async (err: unknown) => {
+        .catch((err: unknown) => {
           // The claim may still land once Redis answers; nothing was queued for it, so give it up (the
-          // release travels behind the claim on the same connection).
-          await deps.idempotency.release(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
+          // release travels behind the claim on the same connection). Not waited for: the client's
+          // answer must not wait out a second command timeout.
+          void deps.idempotency.release(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
           throw err;
         });
       if (claim.kind === 'existing') {
