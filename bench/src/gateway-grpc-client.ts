@@ -66,6 +66,7 @@ export function createGatewayGrpcClient(opts: GatewayGrpcClientOptions): Gateway
     const { request, metadata } = prepare(payload);
     const deadline = Date.now() + opts.deadlineSeconds * 1000;
     return new Promise<GrpcInferResponse>((resolve, reject) => {
+      // grpc-js builds client methods from the .proto at run time: its Client type does not list them.
       (client as unknown as { ModelInfer: ModelInferFn }).ModelInfer(
         request,
         metadata.clone(),

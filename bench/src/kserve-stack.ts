@@ -104,6 +104,7 @@ export async function startKserveStack(opts: KserveStackOptions): Promise<Kserve
   });
   const modelInfer = (req: GrpcInferRequest) =>
     new Promise<GrpcInferResponse>((res, rej) => {
+      // grpc-js builds client methods from the .proto at run time: its Client type does not list them.
       (grpc as unknown as GrpcInferFn).ModelInfer(req, (err, out) => (err ? rej(err) : res(out as GrpcInferResponse)));
     });
   const close = async () => {

@@ -16,8 +16,11 @@ export const GatewayEnv = z.object({
   FUNCTION_CACHE_MS: envInt(1000, 0, 60_000),
   INLINE_RESULT_MAX_BYTES: envInt(64 * 1024, 0, 5 * 1024 * 1024),
   JOB_INLINE_INPUT_BYTES: envInt(64 * 1024, 0, 5 * 1024 * 1024),
-  NVCF_BOOTSTRAP_ADMIN_KEY: envString(''),
+  NVCF_BOOTSTRAP_ADMIN_KEY: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
   NVCF_JWT_SECRET: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
+  NVCF_JWT_MAX_TTL_SECONDS: envInt(24 * 60 * 60, 1),
+  NVCF_JWT_ISSUER: envString(''),
+  NVCF_JWT_AUDIENCE: envString(''),
   AUTH_CACHE_MS: envInt(2000, 0, 60_000),
   MAX_QUEUE_DEPTH: envInt(100_000, 0),
   RATE_LIMIT_PER_MINUTE: envInt(6000, 0),
@@ -30,6 +33,8 @@ export const GatewayEnv = z.object({
     'must be an http(s) URL',
   ),
   ASSET_MAX_BYTES: envInt(1024 * 1024 * 1024, 1),
+  MODEL_ARCHIVE_MAX_BYTES: envInt(2 * 1024 * 1024 * 1024, 1),
+  MODEL_ARCHIVE_MAX_RATIO: envInt(200, 1),
   ASSET_TTL_SECONDS: envInt(24 * 60 * 60, 60),
   ASSET_QUOTA_BYTES: envInt(10 * 1024 * 1024 * 1024, 0),
   ASSET_QUOTA_COUNT: envInt(1000, 0),
@@ -61,9 +66,10 @@ export interface GatewayConfig {
   maxInlineResultBytes: number;
   /** Inputs larger than this travel beside their job (in the request store), not inside it. */
   maxJobInputBytes: number;
-  /** An API key with every scope, created (or kept) at start: the operator's first credential. */
+  /** An API key with every scope, created once (never again once revoked): the operator's first credential. */
   bootstrapAdminKey?: string;
-  jwtSecret?: string;
+  /** Bearer tokens: accepted only with a secret; `iss` / `aud` checked only when set. */
+  jwt: { secret?: string; maxTtlSeconds: number; issuer?: string; audience?: string };
   authCacheMs: number;
   /** Waiting requests per function version before 429 (0: unbounded). */
   maxQueueDepth: number;
@@ -80,6 +86,10 @@ export interface GatewayConfig {
   /** The gateway's address as clients reach it, for the upload URLs it hands out. */
   publicBaseUrl?: string;
   assetMaxBytes: number;
+  /** A zipped model directory may unpack to this many bytes (400 above: a zip bomb is never unpacked). */
+  modelArchiveMaxBytes: number;
+  /** An archive entry past 1 MiB may inflate to this many times its compressed size (400 above). */
+  modelArchiveMaxRatio: number;
   assetTtlSeconds: number;
   /** Per owner: total bytes of live assets (403 past it; 0: unlimited). */
   assetQuotaBytes: number;
@@ -111,7 +121,12 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     maxInlineResultBytes: env.INLINE_RESULT_MAX_BYTES,
     maxJobInputBytes: env.JOB_INLINE_INPUT_BYTES,
     ...(env.NVCF_BOOTSTRAP_ADMIN_KEY ? { bootstrapAdminKey: env.NVCF_BOOTSTRAP_ADMIN_KEY } : {}),
-    ...(env.NVCF_JWT_SECRET ? { jwtSecret: env.NVCF_JWT_SECRET } : {}),
+    jwt: {
+      ...(env.NVCF_JWT_SECRET ? { secret: env.NVCF_JWT_SECRET } : {}),
+      maxTtlSeconds: env.NVCF_JWT_MAX_TTL_SECONDS,
+      ...(env.NVCF_JWT_ISSUER ? { issuer: env.NVCF_JWT_ISSUER } : {}),
+      ...(env.NVCF_JWT_AUDIENCE ? { audience: env.NVCF_JWT_AUDIENCE } : {}),
+    },
     authCacheMs: env.AUTH_CACHE_MS,
     maxQueueDepth: env.MAX_QUEUE_DEPTH,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
@@ -121,6 +136,8 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     ...(env.URL_SIGNING_SECRET ? { urlSigningSecret: env.URL_SIGNING_SECRET } : {}),
     ...(env.PUBLIC_BASE_URL ? { publicBaseUrl: env.PUBLIC_BASE_URL } : {}),
     assetMaxBytes: env.ASSET_MAX_BYTES,
+    modelArchiveMaxBytes: env.MODEL_ARCHIVE_MAX_BYTES,
+    modelArchiveMaxRatio: env.MODEL_ARCHIVE_MAX_RATIO,
     assetTtlSeconds: env.ASSET_TTL_SECONDS,
     assetQuotaBytes: env.ASSET_QUOTA_BYTES,
     assetQuotaCount: env.ASSET_QUOTA_COUNT,

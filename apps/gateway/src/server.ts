@@ -70,13 +70,17 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   });
   const keyStore = createApiKeyStore(redis, keys);
   if (config.bootstrapAdminKey) {
-    await keyStore.create({ name: 'bootstrap-admin', scopes: [...SCOPES], secret: config.bootstrapAdminKey });
+    // Created once: a revoked bootstrap key stays revoked across restarts (set a new one to get a new admin).
+    const boot = await keyStore.bootstrap({
+      name: 'bootstrap-admin',
+      scopes: [...SCOPES],
+      secret: config.bootstrapAdminKey,
+    });
+    if (!boot.record || boot.record.revokedAt) {
+      log.warn('NVCF_BOOTSTRAP_ADMIN_KEY was revoked; it is not created again');
+    }
   }
-  const auth = createAuthenticator({
-    keyStore,
-    cacheMs: config.authCacheMs,
-    ...(config.jwtSecret ? { jwtSecret: config.jwtSecret } : {}),
-  });
+  const auth = createAuthenticator({ keyStore, cacheMs: config.authCacheMs, jwt: config.jwt });
   const objects = await openObjectStore(config.objectStore);
   const signingSecret = urlSigningSecret(config.urlSigningSecret, (msg) => log.warn(msg));
   const results = createResultLinks({
@@ -124,6 +128,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
       assets,
       objects,
       maxModelBytes: config.assetMaxBytes,
+      archiveLimits: { maxBytes: config.modelArchiveMaxBytes, maxRatio: config.modelArchiveMaxRatio },
     }),
     producer,
     store,

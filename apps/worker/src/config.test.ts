@@ -9,6 +9,27 @@ describe('worker config', () => {
     expect(c.workerId).toMatch(/^worker-/);
   });
 
+  it('keeps the inference server’s surfaces closed by default, and parses their settings', () => {
+    const c = loadWorkerConfig({});
+    expect(c).toMatchObject({
+      modelControl: 'none',
+      exposeFunctionModels: false,
+      grpcMaxReceiveBytes: 64 * 1024 * 1024,
+    });
+    expect(c.restrictedApis.size).toBe(0);
+    const set = loadWorkerConfig({
+      WORKER_MODEL_CONTROL_MODE: 'explicit',
+      WORKER_EXPOSE_FUNCTION_MODELS: 'true',
+      WORKER_GRPC_MAX_RECEIVE_BYTES: '1048576',
+      WORKER_RESTRICTED_API: 'model-repository,model-config:x-nvcf-worker-key=s',
+    });
+    expect(set).toMatchObject({ modelControl: 'explicit', exposeFunctionModels: true, grpcMaxReceiveBytes: 1048576 });
+    expect(set.restrictedApis.get('model-config')).toEqual({ header: 'x-nvcf-worker-key', value: 's' });
+    expect(() =>
+      loadWorkerConfig({ WORKER_MODEL_CONTROL_MODE: 'poll', WORKER_RESTRICTED_API: 'everything:k=v' }),
+    ).toThrow(/WORKER_MODEL_CONTROL_MODE[\s\S]*WORKER_RESTRICTED_API[\s\S]*unknown API 'everything'/);
+  });
+
   it('parses provider lists and refuses bad numbers', () => {
     expect(loadWorkerConfig({ ORT_EXECUTION_PROVIDERS: ' CPU ' }).executionProviders).toEqual(['cpu']);
     expect(() => loadWorkerConfig({ WORKER_CONCURRENCY: '0', HEARTBEAT_INTERVAL_MS: 'soon' })).toThrow(

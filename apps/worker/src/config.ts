@@ -9,6 +9,8 @@ import {
 } from '@nvcf/service-kit';
 import type { ObjectStoreConfig } from '@nvcf/storage';
 import { z } from 'zod';
+import { parseRestrictedApis, type RestrictedApis } from './access/restricted-apis.ts';
+import { MODEL_CONTROL_MODES, type ModelControlMode } from './inference-server/public-core.ts';
 
 const providerList = envString('cuda,cpu').transform((s) =>
   s
@@ -17,9 +19,20 @@ const providerList = envString('cuda,cpu').transform((s) =>
     .filter(Boolean),
 );
 
+const restrictedApis = envString('').transform((text, ctx): RestrictedApis => {
+  try {
+    return parseRestrictedApis(text);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    return z.NEVER;
+  }
+});
+
 export const WorkerEnv = z.object({
   ...sharedEnv,
   MODEL_REPOSITORY: envString('./model-repository'),
+  MODEL_ARCHIVE_MAX_BYTES: envInt(2 * 1024 * 1024 * 1024, 1),
+  MODEL_ARCHIVE_MAX_RATIO: envInt(200, 1),
   ...objectStoreEnv,
   MAX_DIRECT_RESULT_BYTES: envInt(5 * 1024 * 1024, 1),
   STREAM_CHUNK_ROWS: envInt(16, 0),
@@ -44,6 +57,13 @@ export const WorkerEnv = z.object({
   METRICS_PORT: envInt(8002, -1, 65535),
   TRITON_V1_STRICT_READINESS: envBool(true),
   TRITON_V1_SERVER_ID: envString('inference:0'),
+  WORKER_MODEL_CONTROL_MODE: z.preprocess(
+    (v) => (v === '' || v === undefined ? 'none' : v),
+    z.enum(MODEL_CONTROL_MODES),
+  ),
+  WORKER_RESTRICTED_API: restrictedApis,
+  WORKER_EXPOSE_FUNCTION_MODELS: envBool(false),
+  WORKER_GRPC_MAX_RECEIVE_BYTES: envInt(64 * 1024 * 1024, 1024, 2 ** 31 - 1),
 });
 export type WorkerEnv = z.infer<typeof WorkerEnv>;
 
@@ -55,6 +75,9 @@ export interface WorkerConfig {
   requestTtlSeconds: number;
   logLevel: string;
   modelRepository: string;
+  /** Bounds on unpacking a function's zipped model (the gateway's settings: what it accepted, this unpacks). */
+  modelArchiveMaxBytes: number;
+  modelArchiveMaxRatio: number;
   /** Assets, function models and large results (a local directory or S3-compatible storage). */
   objectStore: ObjectStoreConfig;
   /** Larger results are stored and answered with a 302 (NVCF: 5 MiB). */
@@ -85,6 +108,14 @@ export interface WorkerConfig {
   /** Triton v1 `--strict-readiness`: ready only while every model loaded at start is loaded. */
   v1StrictReadiness: boolean;
   v1ServerId: string;
+  /** Triton's `--model-control-mode`: `none` refuses load/unload on every surface; `explicit` allows them. */
+  modelControl: ModelControlMode;
+  /** Triton's `--http-restricted-api` / `--grpc-restricted-protocol`: API groups that need a header. */
+  restrictedApis: RestrictedApis;
+  /** Serve NVCF function models (`fv-…`) on the HTTP/gRPC surfaces too; queue jobs run them regardless. */
+  exposeFunctionModels: boolean;
+  /** Largest gRPC message the worker accepts. */
+  grpcMaxReceiveBytes: number;
 }
 
 export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
@@ -95,6 +126,8 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     requestTtlSeconds: env.REQUEST_TTL_SECONDS,
     logLevel: env.LOG_LEVEL,
     modelRepository: env.MODEL_REPOSITORY,
+    modelArchiveMaxBytes: env.MODEL_ARCHIVE_MAX_BYTES,
+    modelArchiveMaxRatio: env.MODEL_ARCHIVE_MAX_RATIO,
     objectStore: objectStoreConfig(env),
     maxDirectResultBytes: env.MAX_DIRECT_RESULT_BYTES,
     streamChunkRows: env.STREAM_CHUNK_ROWS,
@@ -119,6 +152,10 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     metricsPort: env.METRICS_PORT,
     v1StrictReadiness: env.TRITON_V1_STRICT_READINESS,
     v1ServerId: env.TRITON_V1_SERVER_ID,
+    modelControl: env.WORKER_MODEL_CONTROL_MODE,
+    restrictedApis: env.WORKER_RESTRICTED_API,
+    exposeFunctionModels: env.WORKER_EXPOSE_FUNCTION_MODELS,
+    grpcMaxReceiveBytes: env.WORKER_GRPC_MAX_RECEIVE_BYTES,
   };
 }
 

@@ -43,8 +43,8 @@ const modelKey = (name: string, version: string) => `${name}\u0000${version}`;
 /**
  * Which queues this worker consumes follows the registry: a function version is consumed while it is
  * deployed and its model is loaded here. Newly deployed versions start being consumed, undeployed or
- * deleted ones stop (gracefully: their in-flight jobs finish), and `maxRequestConcurrency` sets the
- * consumer's concurrency.
+ * deleted ones stop (gracefully: their in-flight jobs finish; a deleted version's uploaded model is then
+ * unloaded and removed), and `maxRequestConcurrency` sets the consumer's concurrency.
  */
 export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
   const { core, registry, config, log } = deps;
@@ -91,7 +91,8 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
         );
       }
       const wanted = new Map<string, FunctionVersion>();
-      for (const fv of await registry.list()) {
+      const versions = await registry.list();
+      for (const fv of versions) {
         if (!fv.deployment) continue;
         const key = modelKey(fv.model.name, fv.model.version);
         if (!here.has(key) && isFunctionModelName(fv.model.name) && (await deps.functionModels.ensure(fv)))
@@ -111,6 +112,8 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
         log.info({ versionId }, 'no longer serving (undeployed, deleted or model unloaded)');
         await consumer.close(); // graceful: the version's in-flight jobs finish
       }
+      // After the consumers stopped: a deleted version's own model is unloaded and removed from disk.
+      await deps.functionModels.prune(new Set(versions.map((fv) => fv.model.name)));
       await Promise.all([...consumers.values()].map((c) => c.waitUntilReady()));
     },
     async close(force = false) {

@@ -1,23 +1,37 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { buffer } from 'node:stream/consumers';
-import { archiveFilesFor, readModelArchive } from '@nvcf/models';
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { modelConfigToText, parseModelConfigText } from '@nvcf/models';
 import type { FunctionVersion } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
-import { functionModelArchiveKey, functionModelObjectKey, type ObjectStore } from '@nvcf/storage';
+import {
+  extractModelArchive,
+  functionModelArchiveKey,
+  functionModelObjectKey,
+  isFunctionModelName,
+  type ModelArchiveLimits,
+  type ObjectStore,
+} from '@nvcf/storage';
 import type { InferenceCore } from './inference-server/core-types.ts';
 
-/**
- * Brings a deployed function's own model (uploaded as an asset) into this worker: fetched from the shared
- * object store into the model repository, then loaded like any other model. A model that fails is not
- * retried on every sync: it is logged once, and the version stays without this worker.
- */
-export function createFunctionModelLoader(deps: {
+export interface FunctionModelLoaderDeps {
   core: InferenceCore;
   objects: ObjectStore;
   repository: string;
   log: Logger;
-}) {
+  /** The gateway checked the archive with its own limits; these guard this worker's disk. */
+  archiveLimits: ModelArchiveLimits;
+}
+
+/**
+ * Brings a deployed function's own model (uploaded as an asset) into this worker: fetched from the shared
+ * object store into the model repository, then loaded like any other model; and takes it out again once no
+ * function version refers to it. A model that fails is not retried on every sync: it is logged once, and
+ * the version stays without this worker.
+ */
+export function createFunctionModelLoader(deps: FunctionModelLoaderDeps) {
   const failed = new Map<string, string>();
   return {
     async ensure(fv: FunctionVersion): Promise<boolean> {
@@ -25,24 +39,7 @@ export function createFunctionModelLoader(deps: {
       if (deps.core.isModelReady(name)) return true;
       if (failed.has(name)) return false;
       try {
-        const modelDir = join(deps.repository, name);
-        const archive = await deps.objects.get(functionModelArchiveKey(fv.versionId));
-        if (archive) {
-          // The gateway checked the archive; the size bound only guards this worker's disk.
-          const files = archiveFilesFor(
-            readModelArchive(await buffer(archive.body), { maxBytes: 4 * 1024 ** 3 }),
-            name,
-          );
-          for (const [path, data] of files) {
-            await mkdir(dirname(join(modelDir, path)), { recursive: true });
-            await writeFile(join(modelDir, path), data);
-          }
-        } else {
-          const object = await deps.objects.get(functionModelObjectKey(fv.versionId));
-          if (!object) throw new Error(`model object ${functionModelObjectKey(fv.versionId)} not found`);
-          await mkdir(join(modelDir, '1'), { recursive: true });
-          await writeFile(join(modelDir, '1', 'model.onnx'), await buffer(object.body));
-        }
+        await fetchModel(deps, fv.versionId, name);
         await deps.core.loadModel(name);
         return true;
       } catch (err) {
@@ -51,5 +48,75 @@ export function createFunctionModelLoader(deps: {
         return false;
       }
     },
+    /**
+     * Unloads and deletes every function model (`fv-…`) in the repository that `referenced` does not name:
+     * its version was deleted, so it must not stay callable on the inference ports nor come back on a restart.
+     */
+    async prune(referenced: ReadonlySet<string>): Promise<void> {
+      for (const name of await unreferencedFunctionModels(deps.repository, referenced)) {
+        // A no-op for a model that is not loaded (it failed, or the core skipped it).
+        await deps.core
+          .unloadModel(name)
+          .catch((err: unknown) => deps.log.warn({ err, model: name }, 'unloading a deleted function model failed'));
+        await rm(join(deps.repository, name), { recursive: true, force: true });
+        failed.delete(name);
+        deps.log.info({ model: name }, 'function model removed (its function version was deleted)');
+      }
+    },
   };
+}
+
+/**
+ * Deletes the directories of function models no version refers to, before the core loads the repository:
+ * a version deleted while this worker was down is never loaded again.
+ */
+export async function removeUnreferencedFunctionModels(
+  repository: string,
+  referenced: ReadonlySet<string>,
+  log: Logger,
+): Promise<void> {
+  for (const name of await unreferencedFunctionModels(repository, referenced)) {
+    await rm(join(repository, name), { recursive: true, force: true });
+    log.info({ model: name }, 'function model removed (its function version was deleted)');
+  }
+}
+
+async function unreferencedFunctionModels(repository: string, referenced: ReadonlySet<string>): Promise<string[]> {
+  const entries = await readdir(repository, { withFileTypes: true }).catch(() => []);
+  return entries
+    .filter((e) => e.isDirectory() && isFunctionModelName(e.name) && !referenced.has(e.name))
+    .map((e) => e.name);
+}
+
+/**
+ * Writes the version's model into `<repository>/<name>`, unpacked in a hidden staging directory (the core
+ * skips dot-directories) and renamed into place, so a crash never leaves half a model to load.
+ */
+async function fetchModel(deps: FunctionModelLoaderDeps, versionId: string, name: string): Promise<void> {
+  const staging = join(deps.repository, `.staging-${name}-${randomUUID()}`);
+  try {
+    let modelDir: string;
+    const archive = await deps.objects.get(functionModelArchiveKey(versionId));
+    if (archive) {
+      const unpacked = await extractModelArchive(archive.body, staging, deps.archiveLimits);
+      if (unpacked.files.includes('config.pbtxt')) await renameConfig(join(unpacked.dir, 'config.pbtxt'), name);
+      modelDir = unpacked.dir;
+    } else {
+      const object = await deps.objects.get(functionModelObjectKey(versionId));
+      if (!object) throw new Error(`model object ${functionModelObjectKey(versionId)} not found`);
+      await mkdir(join(staging, '1'), { recursive: true });
+      await pipeline(object.body, createWriteStream(join(staging, '1', 'model.onnx')));
+      modelDir = staging;
+    }
+    await rm(join(deps.repository, name), { recursive: true, force: true });
+    await rename(modelDir, join(deps.repository, name));
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** Triton requires a config's `name` to equal its directory's; the archive's own name is rewritten. */
+async function renameConfig(path: string, modelName: string): Promise<void> {
+  const parsed = parseModelConfigText(await readFile(path, 'utf8'), 'config.pbtxt');
+  await writeFile(path, modelConfigToText({ ...parsed, name: modelName }));
 }

@@ -11,7 +11,7 @@ import { createLogger, type Logger } from '@nvcf/service-kit';
 import { openObjectStore } from '@nvcf/storage';
 import type { WorkerConfig } from './config.ts';
 import { createConsumerSync } from './consumer-sync.ts';
-import { createFunctionModelLoader } from './function-models.ts';
+import { createFunctionModelLoader, removeUnreferencedFunctionModels } from './function-models.ts';
 import { startKserveGrpcServer } from './grpc/index.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { startKserveHttpServer } from './http/kserve-server.ts';
@@ -46,6 +46,12 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
   const bullConnection = createRedis(config.redisUrl, { blocking: true, name: 'worker-bull' });
   const registry = createFunctionRegistry(redis, keys);
   const store = createRequestStore(redis, keys, { ttlSeconds: config.requestTtlSeconds });
+  // A function version deleted while this worker was down must not be loaded again (the first sync would
+  // unload it, but it would be served until then). Without Redis yet, that first sync does it.
+  await registry
+    .list()
+    .then((fvs) => removeUnreferencedFunctionModels(config.modelRepository, new Set(fvs.map((f) => f.model.name)), log))
+    .catch((err: unknown) => log.warn({ err }, 'could not look for deleted function models before loading'));
   const core = await startInferenceCore(config, log);
 
   const objects = await openObjectStore(config.objectStore);
@@ -54,6 +60,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     objects,
     repository: config.modelRepository,
     log,
+    archiveLimits: { maxBytes: config.modelArchiveMaxBytes, maxRatio: config.modelArchiveMaxRatio },
   });
   const consumers = createConsumerSync({
     core,
@@ -91,7 +98,13 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
   await resync();
   await heartbeat.beat();
 
-  // The inference server's own surfaces over the same core: KServe V2 HTTP and gRPC, Triton metrics.
+  // The inference server's own surfaces over the same core: KServe V2 HTTP and gRPC, Triton metrics. They
+  // refuse load/unload and hide function models unless configured otherwise; the queue above is unaffected.
+  const surfacePolicy = {
+    modelControl: config.modelControl,
+    exposeFunctionModels: config.exposeFunctionModels,
+    restrictedApis: config.restrictedApis,
+  };
   const http =
     config.httpPort >= 0
       ? await startKserveHttpServer(core, {
@@ -103,6 +116,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
           repositoryName: basename(resolve(config.modelRepository)),
           strictReadiness: config.v1StrictReadiness,
           serverId: config.v1ServerId,
+          ...surfacePolicy,
         })
       : undefined;
   const grpc =
@@ -114,6 +128,8 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
           maxElements: config.maxTensorElements,
           strictReadiness: config.v1StrictReadiness,
           serverId: config.v1ServerId,
+          maxReceiveBytes: config.grpcMaxReceiveBytes,
+          ...surfacePolicy,
         })
       : undefined;
   const metrics =

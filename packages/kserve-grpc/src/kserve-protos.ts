@@ -26,6 +26,13 @@ export const PROTO_LOADER_OPTIONS: Options = {
 /** gRPC's own limit is 4 MiB; Triton and tritonclient use INT32_MAX both ways (spec §8, §9). */
 export const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
 
+/**
+ * What a server accepts by default: grpc-js holds a whole message in memory before a handler sees it, so
+ * INT32_MAX would let any caller make the process buffer 2 GiB per call. 64 MiB is Triton's HTTP body
+ * default (`--http-max-input-size`), so both surfaces take the same requests out of the box.
+ */
+export const DEFAULT_MAX_RECEIVE_BYTES = 64 * 1024 * 1024;
+
 export interface KserveProtos {
   packageDefinition: PackageDefinition;
   inference: ServiceDefinition;

@@ -19,13 +19,28 @@ export interface NewApiKey {
   name: string;
   scopes: Scope[];
   allowedFunctionIds?: string[];
-  /** Use this secret instead of a generated one (the operator's bootstrap key). */
+  /** Use this secret instead of a generated one; refused when it was ever registered (even if revoked). */
   secret?: string;
 }
 
+/** Unrestricted (no function list) and with at least one scope: the record round-trips through Lua's cjson. */
+export interface BootstrapApiKey {
+  name: string;
+  scopes: Scope[];
+  /** The operator's own secret (NVCF_BOOTSTRAP_ADMIN_KEY). */
+  secret: string;
+}
+
 export interface ApiKeyStore {
-  /** Creates a key; the secret is returned once and only its SHA-256 is stored. */
+  /** Creates a key; the secret is returned once and only its SHA-256 is stored. Never overwrites a key. */
   create(input: NewApiKey): Promise<{ key: string; record: ApiKeyRecord }>;
+  /**
+   * Registers an operator-chosen key the first time its secret is seen; afterwards keeps its record (a
+   * live one gets `scopes`, so a release's new scopes reach it) and never brings a revoked one back.
+   * Atomic: of gateways starting together, exactly one creates it. No record: the key was registered
+   * once and its record has since been deleted (by hand); it stays unusable.
+   */
+  bootstrap(input: BootstrapApiKey): Promise<{ created: boolean; record?: ApiKeyRecord }>;
   /** The live record of a presented key, or undefined (unknown or revoked). */
   verify(key: string): Promise<ApiKeyRecord | undefined>;
   list(): Promise<ApiKeyRecord[]>;
@@ -36,8 +51,50 @@ export interface ApiKeyStore {
 /** API keys are high-entropy random strings, so a plain SHA-256 is the right hash (not a password KDF). */
 const sha256 = (key: string) => createHash('sha256').update(key).digest('hex');
 
+const newRecord = (input: NewApiKey): ApiKeyRecord => ({
+  id: randomUUID(),
+  name: input.name,
+  scopes: [...new Set(input.scopes)],
+  ...(input.allowedFunctionIds ? { allowedFunctionIds: input.allowedFunctionIds } : {}),
+  createdAt: new Date().toISOString(),
+});
+
 /** Keys look like NGC's: `nvapi-` and 43 base64url characters (256 bits). */
 export const generateApiKey = () => `nvapi-${randomBytes(32).toString('base64url')}`;
+
+/**
+ * Registers a key unless its hash ever was (a revoked key keeps its hash entry, so it is never re-created).
+ * KEYS[1] apiKeyByHash(hash), KEYS[2] apiKeys; ARGV[1] the id, ARGV[2] the record's JSON. Returns 1 or 0.
+ */
+const CREATE = `
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 1
+`;
+
+/**
+ * Bootstraps an operator key. The hash → id entry is never deleted (revoking marks the record), so it is
+ * the marker that the key was created once.
+ * KEYS[1] apiKeyByHash(hash), KEYS[2] apiKeys (id → record JSON)
+ * ARGV[1] the new id, ARGV[2] the new record's JSON, ARGV[3] the scopes (JSON array) for a live record
+ * Returns {1, json} when created now, {0, json} for the record already there, {0} when that record is gone.
+ */
+const BOOTSTRAP = `
+local id = redis.call('GET', KEYS[1])
+if not id then
+  redis.call('SET', KEYS[1], ARGV[1])
+  redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+  return {1, ARGV[2]}
+end
+local json = redis.call('HGET', KEYS[2], id)
+if not json then return {0} end
+local record = cjson.decode(json)
+if record.revokedAt then return {0, json} end
+record.scopes = cjson.decode(ARGV[3])
+json = cjson.encode(record)
+redis.call('HSET', KEYS[2], id, json)
+return {0, json}
+`;
 
 export function createApiKeyStore(redis: Redis, keys: Keys): ApiKeyStore {
   const read = async (id: string) => {
@@ -47,21 +104,33 @@ export function createApiKeyStore(redis: Redis, keys: Keys): ApiKeyStore {
   return {
     async create(input) {
       const key = input.secret ?? generateApiKey();
-      const hash = sha256(key);
-      const existing = await redis.get(keys.apiKeyByHash(hash));
-      const record: ApiKeyRecord = {
-        id: existing ?? randomUUID(),
-        name: input.name,
-        scopes: [...new Set(input.scopes)],
-        ...(input.allowedFunctionIds ? { allowedFunctionIds: input.allowedFunctionIds } : {}),
-        createdAt: new Date().toISOString(),
-      };
-      await redis
-        .multi()
-        .hset(keys.apiKeys, record.id, JSON.stringify(record))
-        .set(keys.apiKeyByHash(hash), record.id)
-        .exec();
+      const record = newRecord(input);
+      const created = await redis.eval(
+        CREATE,
+        2,
+        keys.apiKeyByHash(sha256(key)),
+        keys.apiKeys,
+        record.id,
+        JSON.stringify(record),
+      );
+      if (created !== 1) throw new Error('an API key with this secret is already registered (or was, and is revoked)');
       return { key, record };
+    },
+    async bootstrap(input) {
+      // cjson writes an empty array back as {}, which would no longer parse.
+      if (input.scopes.length === 0) throw new Error('a bootstrap key needs at least one scope');
+      const record = newRecord({ name: input.name, scopes: input.scopes });
+      const [created, json] = (await redis.eval(
+        BOOTSTRAP,
+        2,
+        keys.apiKeyByHash(sha256(input.secret)),
+        keys.apiKeys,
+        record.id,
+        JSON.stringify(record),
+        JSON.stringify(record.scopes),
+      )) as [number, string?];
+      if (json === undefined) return { created: false };
+      return { created: created === 1, record: ApiKeyRecord.parse(JSON.parse(json)) };
     },
     async verify(key) {
       const id = await redis.get(keys.apiKeyByHash(sha256(key)));

@@ -1,6 +1,6 @@
-import { AppError, isScope, type Scope } from '@nvcf/protocol';
+import { AppError } from '@nvcf/protocol';
 import type { ApiKeyStore } from '@nvcf/queue';
-import { errors as joseErrors, jwtVerify } from 'jose';
+import { createJwtVerifier, type JwtOptions } from './jwt-verifier.ts';
 import type { Principal } from './principal.ts';
 
 export interface Authenticator {
@@ -10,22 +10,22 @@ export interface Authenticator {
 
 export interface AuthenticatorOptions {
   keyStore: ApiKeyStore;
-  /** HS256 secret for short-lived tokens; without it only API keys are accepted. */
-  jwtSecret?: string;
+  /** Short-lived HS256 tokens; without a secret only API keys are accepted. */
+  jwt?: JwtOptions;
   /** How long a verified key is trusted without asking Redis again (revocation takes effect within it). */
   cacheMs: number;
 }
 
-// NVCF's gateway answers every credential failure the same way (nvcf-api.md §4, §15 #10).
+// An unknown, revoked or malformed credential gets one answer: nothing to tell a guesser apart.
 const unauthorized = () => new AppError('UNAUTHENTICATED', 'client is unauthorized');
 
 /**
  * Bearer credentials: NVCF-style API keys (looked up by hash in Redis, cached briefly) and HS256 JWTs
- * carrying a `scope` claim (space-separated, or an array) and optionally `function_ids`.
+ * (see `createJwtVerifier`).
  */
 export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
   const cache = new Map<string, { until: number; principal: Principal | undefined }>();
-  const secret = opts.jwtSecret ? new TextEncoder().encode(opts.jwtSecret) : undefined;
+  const fromJwt = createJwtVerifier(opts.jwt ?? { maxTtlSeconds: 0 });
 
   async function fromApiKey(key: string): Promise<Principal> {
     const now = Date.now();
@@ -46,26 +46,6 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
     }
     if (!principal) throw unauthorized();
     return principal;
-  }
-
-  async function fromJwt(token: string): Promise<Principal> {
-    if (!secret) throw unauthorized();
-    try {
-      const { payload } = await jwtVerify(token, secret, { algorithms: ['HS256'], requiredClaims: ['exp'] });
-      const raw = payload.scope;
-      const names = Array.isArray(raw) ? raw.map(String) : typeof raw === 'string' ? raw.split(/\s+/) : [];
-      const scopes = new Set<Scope>(names.filter(isScope));
-      const fns = payload.function_ids;
-      return {
-        kind: 'jwt',
-        subject: typeof payload.sub === 'string' ? payload.sub : 'token',
-        scopes,
-        ...(Array.isArray(fns) ? { allowedFunctionIds: new Set(fns.map(String)) } : {}),
-      };
-    } catch (err) {
-      if (err instanceof joseErrors.JOSEError) throw unauthorized();
-      throw err;
-    }
   }
 
   return {

@@ -1,18 +1,29 @@
 /**
- * API keys and tokens for the gateway, from the command line (REDIS_URL and NVCF_KEY_PREFIX as the
- * gateway's). `pnpm keys --help` for usage.
+ * API keys and tokens for the gateway, from the command line (REDIS_URL, NVCF_KEY_PREFIX and the
+ * NVCF_JWT_* settings as the gateway's). `pnpm keys --help` for usage.
  */
 import { parseArgs } from 'node:util';
 import { isScope, SCOPES, type Scope } from '@nvcf/protocol';
 import { createApiKeyStore, createKeys, createRedis } from '@nvcf/queue';
+import { loadEnvConfig } from '@nvcf/service-kit';
 import { SignJWT } from 'jose';
+import { GatewayEnv } from '../config.ts';
 
 const USAGE = `usage:
   keys create --name NAME [--scopes s1,s2 | --all-scopes] [--functions fid1,fid2]
   keys list
   keys revoke KEY_ID
-  keys token --scopes s1,s2 [--functions fid1,fid2] [--ttl 600] [--subject NAME]   (needs NVCF_JWT_SECRET)
+  keys token --subject NAME --scopes s1,s2 [--functions fid1,fid2] [--ttl 600]
+    (needs NVCF_JWT_SECRET; --ttl at most NVCF_JWT_MAX_TTL_SECONDS; NVCF_JWT_ISSUER / NVCF_JWT_AUDIENCE as the gateway's)
 scopes: ${SCOPES.join(', ')}`;
+
+// The gateway's own variables and defaults, so a token signed here is one the gateway accepts.
+const TokenEnv = GatewayEnv.pick({
+  NVCF_JWT_SECRET: true,
+  NVCF_JWT_MAX_TTL_SECONDS: true,
+  NVCF_JWT_ISSUER: true,
+  NVCF_JWT_AUDIENCE: true,
+});
 
 function scopesFrom(value: string | undefined, all: boolean): Scope[] {
   if (all) return [...SCOPES];
@@ -43,7 +54,7 @@ async function main(argv: string[]): Promise<number> {
       'all-scopes': { type: 'boolean', default: false },
       functions: { type: 'string' },
       ttl: { type: 'string', default: '600' },
-      subject: { type: 'string', default: 'cli' },
+      subject: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -54,18 +65,28 @@ async function main(argv: string[]): Promise<number> {
   }
   const functionIds = list(values.functions);
   if (command === 'token') {
-    const secret = process.env.NVCF_JWT_SECRET ?? '';
-    if (secret.length < 32) throw new Error('NVCF_JWT_SECRET (at least 32 characters) must be set, as on the gateway');
-    const jwt = await new SignJWT({
+    const env = loadEnvConfig(TokenEnv, process.env, 'keys');
+    if (!env.NVCF_JWT_SECRET) throw new Error('NVCF_JWT_SECRET (32+ characters) must be set, as on the gateway');
+    // The subject is the principal: tokens sharing one would share its assets and rate bucket.
+    if (!values.subject) throw new Error('give --subject (who the token is for; each holder needs its own)');
+    const ttl = /^\d+$/.test(values.ttl) ? Number(values.ttl) : 0;
+    if (ttl < 1 || ttl > env.NVCF_JWT_MAX_TTL_SECONDS) {
+      throw new Error(
+        `--ttl must be whole seconds from 1 to ${env.NVCF_JWT_MAX_TTL_SECONDS} (NVCF_JWT_MAX_TTL_SECONDS)`,
+      );
+    }
+    const now = Math.floor(Date.now() / 1000);
+    const jwt = new SignJWT({
       scope: scopesFrom(values.scopes, values['all-scopes']).join(' '),
       ...(functionIds ? { function_ids: functionIds } : {}),
     })
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject(values.subject)
-      .setIssuedAt()
-      .setExpirationTime(`${Number(values.ttl)}s`)
-      .sign(new TextEncoder().encode(secret));
-    process.stdout.write(`${jwt}\n`);
+      .setIssuedAt(now)
+      .setExpirationTime(now + ttl);
+    if (env.NVCF_JWT_ISSUER) jwt.setIssuer(env.NVCF_JWT_ISSUER);
+    if (env.NVCF_JWT_AUDIENCE) jwt.setAudience(env.NVCF_JWT_AUDIENCE);
+    process.stdout.write(`${await jwt.sign(new TextEncoder().encode(env.NVCF_JWT_SECRET))}\n`);
     return 0;
   }
   const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type CreateFunctionRequest, type DeploymentRequest } from '@nvcf/protocol';
 import type { FunctionRegistry, FunctionVersion } from '@nvcf/queue';
-import type { ObjectStore } from '@nvcf/storage';
+import {
+  functionModelArchiveKey,
+  functionModelObjectKey,
+  isFunctionModelName,
+  type ModelArchiveLimits,
+  type ObjectStore,
+} from '@nvcf/storage';
 import type { AssetService } from '../assets/index.ts';
 import { assetIdOf, modelFromAsset } from './asset-model.ts';
 
@@ -47,6 +53,7 @@ export interface FunctionServiceOptions {
   assets: AssetService;
   objects: ObjectStore;
   maxModelBytes: number;
+  archiveLimits: ModelArchiveLimits;
 }
 
 /**
@@ -129,7 +136,9 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
     async remove(functionId, versionId) {
       const fv = await get(functionId, versionId);
       await registry.remove(functionId, versionId);
+      // Workers unload a function model no version refers to any more (consumer-sync) once told.
       await changed(fv);
+      await deleteOrphanModel(registry, opts.objects, fv.model.name);
     },
     async deploy(functionId, versionId, req, { update }) {
       const fv = await get(functionId, versionId);
@@ -170,4 +179,16 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
       return next;
     },
   };
+}
+
+/**
+ * Deletes the stored copy of an uploaded model once no version refers to it. A version may name
+ * another's model (`model-repository://fv-<versionId>/<v>`), so the last reference, not the owner,
+ * decides.
+ */
+async function deleteOrphanModel(registry: FunctionRegistry, objects: ObjectStore, modelName: string): Promise<void> {
+  if (!isFunctionModelName(modelName)) return;
+  if ((await registry.list()).some((fv) => fv.model.name === modelName)) return;
+  const owner = modelName.slice('fv-'.length);
+  await Promise.all([objects.delete(functionModelArchiveKey(owner)), objects.delete(functionModelObjectKey(owner))]);
 }

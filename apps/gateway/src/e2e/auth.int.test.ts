@@ -8,6 +8,7 @@ import { type RunningGateway, startGateway } from '../server.ts';
 import { ADMIN_KEY, createHarness, fnId, type Harness, pexec, simpleRequest } from './harness.ts';
 
 const JWT_SECRET = 'a-test-secret-that-is-at-least-32-characters-long';
+const MAX_TTL_SECONDS = 3600;
 
 let h: Harness;
 let gw: RunningGateway;
@@ -28,7 +29,14 @@ beforeAll(async () => {
     }),
   );
   gw = await startGateway(
-    toGatewayConfig(GatewayEnv.parse({ ...h.env, NVCF_JWT_SECRET: JWT_SECRET, AUTH_CACHE_MS: '0' })),
+    toGatewayConfig(
+      GatewayEnv.parse({
+        ...h.env,
+        NVCF_JWT_SECRET: JWT_SECRET,
+        NVCF_JWT_MAX_TTL_SECONDS: String(MAX_TTL_SECONDS),
+        AUTH_CACHE_MS: '0',
+      }),
+    ),
     logger,
   );
   const store = createApiKeyStore(h.redis, createKeys(h.keyPrefix));
@@ -61,11 +69,26 @@ const problemOf = async (res: Response) => {
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   return (await res.json()) as { status: number; title: string; detail: string };
 };
-const token = (claims: Record<string, unknown>, opts: { exp?: string | number; secret?: string } = {}) => {
-  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('ci-job');
+interface TokenOptions {
+  exp?: string | number;
+  secret?: string;
+  /** `null`: no `sub` claim. */
+  sub?: string | null;
+  /** `null`: no `iat` claim; a number: that time (seconds). Default: now. */
+  iat?: number | null;
+  iss?: string;
+  aud?: string;
+}
+const token = (claims: Record<string, unknown>, opts: TokenOptions = {}) => {
+  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256' });
+  if (opts.sub !== null) jwt.setSubject(opts.sub ?? 'ci-job');
+  if (opts.iat !== null) jwt.setIssuedAt(opts.iat);
   if (opts.exp !== undefined) jwt.setExpirationTime(opts.exp);
+  if (opts.iss !== undefined) jwt.setIssuer(opts.iss);
+  if (opts.aud !== undefined) jwt.setAudience(opts.aud);
   return jwt.sign(new TextEncoder().encode(opts.secret ?? JWT_SECRET));
 };
+const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 describe('every route but /health needs a credential', () => {
   it('missing, malformed, unknown and revoked credentials → 401 problem+json', async () => {
@@ -141,5 +164,94 @@ describe('every route but /health needs a credential', () => {
     expect(all).toContain('"msg":"request"');
     for (const k of [ADMIN_KEY, keys.invokeOnly, keys.simpleOnly, keys.revoked]) expect(all).not.toContain(k);
     expect(all).not.toMatch(/Bearer /);
+  });
+});
+
+describe('token claims', () => {
+  const refused = async (jwt: string, detail: RegExp) => {
+    const res = await invoke(simplePath(), bearer(jwt));
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    expect((await problemOf(res)).detail).toMatch(detail);
+  };
+
+  it('refuses function_ids that is not an array of strings (a string once granted every function)', async () => {
+    const asString = await token({ scope: 'invoke_function', function_ids: fnId('classifier') }, { exp: '5m' });
+    await refused(asString, /function_ids/);
+    const numbers = await token({ scope: 'invoke_function', function_ids: [1, 2] }, { exp: '5m' });
+    await refused(numbers, /function_ids/);
+    const asObject = await token({ scope: 'invoke_function', function_ids: { a: fnId('simple') } }, { exp: '5m' });
+    await refused(asObject, /function_ids/);
+    const allowed = await token({ scope: 'invoke_function', function_ids: [fnId('simple')] }, { exp: '5m' });
+    expect((await invoke(simplePath(), bearer(allowed))).status).toBe(200);
+  });
+
+  it('refuses a token without a subject (they would all share one principal)', async () => {
+    await refused(await token({ scope: 'invoke_function' }, { exp: '5m', sub: null }), /sub/);
+    await refused(await token({ scope: 'invoke_function' }, { exp: '5m', sub: '' }), /sub/);
+  });
+
+  it('refuses tokens that live longer than NVCF_JWT_MAX_TTL_SECONDS', async () => {
+    const claims = { scope: 'invoke_function' };
+    const now = nowSeconds();
+    expect((await invoke(simplePath(), bearer(await token(claims, { exp: now + MAX_TTL_SECONDS })))).status).toBe(200);
+    await refused(await token(claims, { exp: now + MAX_TTL_SECONDS + 60 }), /lifetime/);
+    // Issued long ago, still valid for a minute: its lifetime (exp - iat) is what counts.
+    await refused(await token(claims, { iat: now - 2 * MAX_TTL_SECONDS, exp: now + 60 }), /lifetime/);
+    // Without iat, the time left counts.
+    await refused(await token(claims, { iat: null, exp: now + MAX_TTL_SECONDS + 60 }), /lifetime/);
+    const noIat = await token(claims, { iat: null, exp: now + 60 });
+    expect((await invoke(simplePath(), bearer(noIat))).status).toBe(200);
+    // An iat in the future cannot stretch a token's life past the cap.
+    await refused(
+      await token(claims, { iat: now + 10 * MAX_TTL_SECONDS, exp: now + 10 * MAX_TTL_SECONDS + 60 }),
+      /lifetime/,
+    );
+  });
+
+  it('checks iss and aud when NVCF_JWT_ISSUER and NVCF_JWT_AUDIENCE are set', async () => {
+    const strict = await h.gateway({
+      NVCF_JWT_SECRET: JWT_SECRET,
+      NVCF_JWT_ISSUER: 'https://issuer.example',
+      NVCF_JWT_AUDIENCE: 'nvcf-gateway',
+      AUTH_CACHE_MS: '0',
+    });
+    const call = async (jwt: string) => {
+      const res = await fetch(`${strict.url}/v2/nvcf/functions`, { headers: bearer(jwt) });
+      return { status: res.status, body: (await res.json()) as { detail?: string } };
+    };
+    const claims = { scope: 'list_functions' };
+    const good = await token(claims, { exp: '5m', iss: 'https://issuer.example', aud: 'nvcf-gateway' });
+    expect((await call(good)).status).toBe(200);
+    for (const [jwt, claim] of [
+      [await token(claims, { exp: '5m', aud: 'nvcf-gateway' }), 'iss'],
+      [await token(claims, { exp: '5m', iss: 'https://other.example', aud: 'nvcf-gateway' }), 'iss'],
+      [await token(claims, { exp: '5m', iss: 'https://issuer.example' }), 'aud'],
+      [await token(claims, { exp: '5m', iss: 'https://issuer.example', aud: 'someone-else' }), 'aud'],
+    ] as const) {
+      const { status, body } = await call(jwt);
+      expect(status).toBe(401);
+      expect(body.detail).toContain(claim);
+    }
+  });
+});
+
+describe('bootstrap admin key', () => {
+  it('stays revoked across gateway restarts', async () => {
+    const bootKey = `nvapi-boot-${crypto.randomUUID()}`;
+    const env = { NVCF_BOOTSTRAP_ADMIN_KEY: bootKey, AUTH_CACHE_MS: '0' };
+    const list = (g: RunningGateway) => fetch(`${g.url}/v2/nvcf/functions`, { headers: bearer(bootKey) });
+    const first = await h.gateway(env);
+    expect((await list(first)).status).toBe(200);
+    const store = createApiKeyStore(h.redis, createKeys(h.keyPrefix));
+    const record = await store.verify(bootKey);
+    expect(record?.name).toBe('bootstrap-admin');
+    expect(await store.revoke(record?.id ?? '')).toBe(true);
+    expect((await list(first)).status).toBe(401);
+    await first.close();
+
+    const restarted = await h.gateway(env);
+    expect((await list(restarted)).status).toBe(401);
+    expect(await store.verify(bootKey)).toBeUndefined();
   });
 });

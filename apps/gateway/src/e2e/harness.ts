@@ -61,7 +61,7 @@ export interface Harness {
 export const fnId = modelFunctionId;
 
 /** Every harness gateway starts with this key holding every scope (NVCF_BOOTSTRAP_ADMIN_KEY). */
-export const ADMIN_KEY = `nvapi-test-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
+export const ADMIN_KEY = `nvapi-test-${crypto.randomUUID()}`;
 export const adminAuth = { authorization: `Bearer ${ADMIN_KEY}` };
 
 /** fetch with the admin credential added: the gateway's every route but /health needs one. */

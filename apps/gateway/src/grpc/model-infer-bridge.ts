@@ -105,6 +105,7 @@ function jsonSafeTensor(t: Tensor): Tensor {
  */
 function jsonSafe(params: Record<string, unknown>): Record<string, unknown> {
   if (!Object.values(params).some((v) => typeof v === 'bigint')) return params;
+  // Node has JSON.rawJSON (TC39 JSON.parse source text access); TypeScript's lib does not declare it yet.
   const rawJSON = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
   return Object.fromEntries(
     Object.entries(params).map(([k, v]) => [k, typeof v === 'bigint' ? rawJSON(v.toString()) : v]),

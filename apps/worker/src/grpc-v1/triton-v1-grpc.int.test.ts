@@ -27,7 +27,8 @@ beforeAll(async () => {
     logger,
   );
   // The worker's own gRPC port: v1 is served there beside KServe V2.
-  server = await startKserveGrpcServer(core, { host: '127.0.0.1', port: 0, logger });
+  // ModelControl is exercised below: model control must be explicit.
+  server = await startKserveGrpcServer(core, { host: '127.0.0.1', port: 0, logger, modelControl: 'explicit' });
   const port = server.port;
   const Client = makeGenericClientConstructor(tritonV1GrpcDefinition(), 'GRPCService');
   client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());

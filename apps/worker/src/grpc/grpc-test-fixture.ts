@@ -11,7 +11,7 @@ import { generateExampleRepository } from '@nvcf/models';
 import { createLogger } from '@nvcf/service-kit';
 import type { InferenceCore } from '../inference-server/core-types.ts';
 import { startInferenceCore } from '../inference-server/create-core.ts';
-import { type KserveGrpcServer, startKserveGrpcServer } from './kserve-grpc-server.ts';
+import { type KserveGrpcServer, type KserveGrpcServerOptions, startKserveGrpcServer } from './kserve-grpc-server.ts';
 
 type Callback = (err: ServiceError | null, res: unknown) => void;
 type UnaryMethod = (req: unknown, metadata: Metadata, options: { deadline?: number }, cb: Callback) => unknown;
@@ -42,8 +42,12 @@ export const CLIENT_OPTIONS = {
   'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
 };
 
-/** `prepare` runs on the repository directory before the core loads it. */
-export async function startGrpcFixture(prefix: string, prepare?: (dir: string) => Promise<void>): Promise<GrpcFixture> {
+/** `prepare` runs on the repository directory before the core loads it; `serverOpts` go to the server. */
+export async function startGrpcFixture(
+  prefix: string,
+  prepare?: (dir: string) => Promise<void>,
+  serverOpts: Partial<KserveGrpcServerOptions> = {},
+): Promise<GrpcFixture> {
   const dir = await mkdtemp(join(tmpdir(), `nvcf-grpc-${prefix}-`));
   await generateExampleRepository(dir, { includeIdentity: true });
   await writeFile(join(dir, 'classifier', 'labels.txt'), Array.from({ length: 10 }, (_, i) => `digit-${i}`).join('\n'));
@@ -57,7 +61,7 @@ export async function startGrpcFixture(prefix: string, prepare?: (dir: string) =
     { modelRepository: dir, executionProviders: ['cpu'], intraOpThreads: 1, interOpThreads: 1 },
     logger,
   );
-  const server = await startKserveGrpcServer(core, { host: '127.0.0.1', port: 0, logger });
+  const server = await startKserveGrpcServer(core, { host: '127.0.0.1', port: 0, logger, ...serverOpts });
   const address = `127.0.0.1:${server.port}`;
   const { GRPCInferenceService, Health } = loadKserveClients();
   const inference = new GRPCInferenceService(address, credentials.createInsecure(), CLIENT_OPTIONS);

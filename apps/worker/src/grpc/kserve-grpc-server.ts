@@ -1,20 +1,28 @@
 import { Server } from '@grpc/grpc-js';
-import { loadKserveProtos, MAX_MESSAGE_BYTES, serveGrpc } from '@nvcf/kserve-grpc';
+import { DEFAULT_MAX_RECEIVE_BYTES, loadKserveProtos, MAX_MESSAGE_BYTES, serveGrpc } from '@nvcf/kserve-grpc';
+import type { RestrictedApis } from '../access/restricted-apis.ts';
 import { tritonV1GrpcDefinition } from '../grpc-v1/v1-grpc-definition.ts';
 import { createTritonV1GrpcService } from '../grpc-v1/v1-grpc-service.ts';
 import type { InferenceCore } from '../inference-server/core-types.ts';
+import { createPublicCore, type SurfacePolicy } from '../inference-server/public-core.ts';
 import type { TritonV1Options } from '../triton-v1/triton-v1-service.ts';
 import { createHealthService } from './health-service.ts';
 import { createKserveGrpcService, type KserveGrpcServiceOptions } from './kserve-grpc-service.ts';
+import { restrictedApiInterceptor } from './restricted-api-interceptor.ts';
 
 export interface KserveGrpcServerOptions
   extends KserveGrpcServiceOptions,
-    Pick<TritonV1Options, 'strictReadiness' | 'serverId'> {
+    Pick<TritonV1Options, 'strictReadiness' | 'serverId'>,
+    SurfacePolicy {
   host: string;
   /** 0 picks a free port. Triton's default is 8001. */
   port: number;
   /** How long close() waits for calls in progress before cutting them off. Default 5 s. */
   shutdownGraceMs?: number;
+  /** Largest message a call may send; larger ones end RESOURCE_EXHAUSTED. Default 64 MiB. */
+  maxReceiveBytes?: number;
+  /** Triton's `--grpc-restricted-protocol`: groups that need `triton-grpc-protocol-<key>` metadata. */
+  restrictedApis?: RestrictedApis;
 }
 
 export interface KserveGrpcServer {
@@ -25,21 +33,25 @@ export interface KserveGrpcServer {
 }
 
 /**
- * Serves `inference.GRPCInferenceService` and `grpc.health.v1.Health` over plaintext HTTP/2 with
- * Triton's message limits (INT32_MAX both ways). The core is the caller's: close() leaves it running.
+ * Serves `inference.GRPCInferenceService` and `grpc.health.v1.Health` over plaintext HTTP/2. Answers may be
+ * as large as Triton's (INT32_MAX); requests are bounded by `maxReceiveBytes`. Unless the options say
+ * otherwise, model load/unload is refused and NVCF function models are invisible (createPublicCore). The
+ * core is the caller's: close() leaves it running.
  *
  * @example
  * const grpc = await startKserveGrpcServer(core, { host: '0.0.0.0', port: 8001, logger });
  * onShutdownSignal(logger, () => grpc.close());
  */
 export async function startKserveGrpcServer(
-  core: InferenceCore,
+  engine: InferenceCore,
   opts: KserveGrpcServerOptions,
 ): Promise<KserveGrpcServer> {
+  const core = createPublicCore(engine, opts);
   const protos = loadKserveProtos();
   const server = new Server({
-    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_receive_message_length': opts.maxReceiveBytes ?? DEFAULT_MAX_RECEIVE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    ...(opts.restrictedApis?.size ? { interceptors: [restrictedApiInterceptor(opts.restrictedApis)] } : {}),
   });
   server.addService(protos.inference, createKserveGrpcService(core, opts));
   server.addService(protos.health, createHealthService(core));

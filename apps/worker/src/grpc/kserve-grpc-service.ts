@@ -44,7 +44,7 @@ const orUndefined = (s: string) => (s === '' ? undefined : s);
  * message (open-inference-protocol.md §5, §8, §9).
  *
  * @example
- * const server = new Server({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES });
+ * const server = new Server({ 'grpc.max_receive_message_length': DEFAULT_MAX_RECEIVE_BYTES });
  * server.addService(loadKserveProtos().inference, createKserveGrpcService(core, { logger }));
  */
 export function createKserveGrpcService(

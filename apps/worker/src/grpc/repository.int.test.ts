@@ -7,10 +7,15 @@ import { type GrpcFixture, startGrpcFixture } from './grpc-test-fixture.ts';
 let fx: GrpcFixture;
 beforeAll(async () => {
   // A model that cannot load at startup keeps the server not ready (Triton: ready = every model ready).
-  fx = await startGrpcFixture('repo', async (dir) => {
-    await mkdir(join(dir, 'broken', '1'), { recursive: true });
-    await writeFile(join(dir, 'broken', '1', 'model.onnx'), 'not an onnx model');
-  });
+  // These tests load and unload: model control must be explicit (Triton's --model-control-mode=explicit).
+  fx = await startGrpcFixture(
+    'repo',
+    async (dir) => {
+      await mkdir(join(dir, 'broken', '1'), { recursive: true });
+      await writeFile(join(dir, 'broken', '1', 'model.onnx'), 'not an onnx model');
+    },
+    { modelControl: 'explicit' },
+  );
 });
 afterAll(async () => {
   await fx?.close();

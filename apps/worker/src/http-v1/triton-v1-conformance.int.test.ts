@@ -17,7 +17,8 @@ import { int32sOf, nvStatus, postV1Infer, SIMPLE_HEADER, simpleBody } from './v1
 
 let fx: KserveFixture;
 beforeAll(async () => {
-  fx = await startKserveFixture();
+  // V14 unloads and loads: model control must be explicit.
+  fx = await startKserveFixture({ modelControl: 'explicit' });
 });
 afterAll(async () => {
   await fx?.close();

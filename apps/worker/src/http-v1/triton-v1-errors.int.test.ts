@@ -12,7 +12,8 @@ import { nvStatus, SIMPLE_HEADER, simpleBody } from './v1-test-helpers.ts';
 
 let fx: KserveFixture;
 beforeAll(async () => {
-  fx = await startKserveFixture();
+  // Load failures are only reachable with model control explicit.
+  fx = await startKserveFixture({ modelControl: 'explicit' });
 });
 afterAll(async () => {
   await fx?.close();

@@ -1,6 +1,6 @@
 import { AppError, isAppError } from '@nvcf/protocol';
 import { type Logger, readRequestBody } from '@nvcf/service-kit';
-import { type Context, Hono } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import type { InferenceCore } from '../inference-server/core-types.ts';
 import { isServerFault } from '../triton-v1/request-status.ts';
 import { createTritonV1Service, type TritonV1Options, type TritonV1Service } from '../triton-v1/triton-v1-service.ts';
@@ -14,6 +14,8 @@ export interface TritonV1HttpOptions extends TritonV1Options {
   maxBodyBytes?: number;
   /** A service to share (request ids, endpoint statistics) with the v1 gRPC surface; default a new one. */
   service?: TritonV1Service;
+  /** Runs before every `/api/*` route (restricted APIs); what it throws is answered in v1's shape. */
+  restrict?: MiddlewareHandler;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -31,6 +33,7 @@ export function tritonV1Routes(core: InferenceCore, opts: TritonV1HttpOptions): 
   const v1 = opts.service ?? createTritonV1Service(core, opts);
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const app = new Hono();
+  if (opts.restrict) app.use('/api/*', opts.restrict);
 
   app.get('/api/health/:mode', (c) => {
     const ok = v1.health(c.req.param('mode'));

@@ -1,13 +1,16 @@
 import { accessLog, type Logger } from '@nvcf/service-kit';
 import { Hono } from 'hono';
+import type { RestrictedApis } from '../access/restricted-apis.ts';
 import { tritonV1Routes } from '../http-v1/triton-v1-routes.ts';
 import type { InferenceCore } from '../inference-server/core-types.ts';
+import { createPublicCore, type SurfacePolicy } from '../inference-server/public-core.ts';
 import type { TritonV1Options } from '../triton-v1/triton-v1-service.ts';
 import { compressResponse } from './compress-response.ts';
 import { inferRoute } from './infer-route.ts';
 import { kserveError, kserveErrorHandler } from './kserve-error.ts';
 import { modelInfoRoutes } from './model-routes.ts';
 import { repositoryRoutes } from './repository-routes.ts';
+import { restrictHttpApis } from './restricted-api-middleware.ts';
 import { serverRoutes } from './server-routes.ts';
 
 /** Triton's `--http-max-input-size` default (open-inference-protocol.md §1). */
@@ -15,7 +18,7 @@ export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** Per-tensor element limit when none is given, as parseInferRequest's default. */
 export const DEFAULT_MAX_ELEMENTS = 2 ** 28;
 
-export interface KserveHttpOptions extends Pick<TritonV1Options, 'strictReadiness' | 'serverId'> {
+export interface KserveHttpOptions extends Pick<TritonV1Options, 'strictReadiness' | 'serverId'>, SurfacePolicy {
   logger: Logger;
   /** Largest request body, compressed or decompressed; default 64 MiB. */
   maxBodyBytes?: number;
@@ -23,6 +26,8 @@ export interface KserveHttpOptions extends Pick<TritonV1Options, 'strictReadines
   maxElements?: number;
   /** The name `/v2/repository/{repo}/…` answers to; see RepositoryRouteOptions. */
   repositoryName?: string;
+  /** Triton's `--http-restricted-api`: groups that need a header; default none restricted. */
+  restrictedApis?: RestrictedApis;
 }
 
 /**
@@ -30,18 +35,23 @@ export interface KserveHttpOptions extends Pick<TritonV1Options, 'strictReadines
  * health and metadata, infer (JSON, binary tensor data, raw single input, classification), config,
  * statistics and the model repository extension. Errors are `{"error": "..."}` with Triton's status
  * for their code; unknown routes are 404 `{"error":"Not Found"}`. Request bodies may be gzip or
- * deflate; responses are compressed when `Accept-Encoding` asks.
+ * deflate; responses are compressed when `Accept-Encoding` asks. Unless the options say otherwise, model
+ * load/unload is refused and NVCF function models are invisible (createPublicCore).
  *
  * @example
  * const app = createKserveHttpApp(core, { logger, maxBodyBytes: 64 << 20 });
  * const res = await app.request('/v2/health/ready'); // 200 once every model is loaded
  */
-export function createKserveHttpApp(core: InferenceCore, opts: KserveHttpOptions): Hono {
+export function createKserveHttpApp(engine: InferenceCore, opts: KserveHttpOptions): Hono {
+  const core = createPublicCore(engine, opts);
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const maxElements = opts.maxElements ?? DEFAULT_MAX_ELEMENTS;
   const app = new Hono();
   app.use(accessLog(opts.logger, 'debug'));
   app.use(compressResponse());
+  const restrict = restrictHttpApis(opts.restrictedApis ?? new Map());
+  app.use('/v2', restrict);
+  app.use('/v2/*', restrict);
   app.route('/', serverRoutes(core));
   app.route('/', modelInfoRoutes(core));
   app.route('/', inferRoute(core, { maxBodyBytes, maxElements }));
@@ -52,7 +62,7 @@ export function createKserveHttpApp(core: InferenceCore, opts: KserveHttpOptions
       ...(opts.repositoryName !== undefined ? { repositoryName: opts.repositoryName } : {}),
     }),
   );
-  app.route('/', tritonV1Routes(core, { ...opts, maxBodyBytes, maxElements }));
+  app.route('/', tritonV1Routes(core, { ...opts, maxBodyBytes, maxElements, restrict }));
   app.notFound(() => kserveError(404, 'Not Found'));
   app.onError(kserveErrorHandler(opts.logger));
   return app;

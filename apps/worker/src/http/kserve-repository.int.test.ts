@@ -4,7 +4,7 @@ import { type KserveFixture, simpleJsonBody, startKserveFixture } from './kserve
 // Its own repository and core: these tests unload and reload models.
 let fx: KserveFixture;
 beforeAll(async () => {
-  fx = await startKserveFixture({ repositoryName: 'models' });
+  fx = await startKserveFixture({ repositoryName: 'models', modelControl: 'explicit' });
 });
 afterAll(async () => {
   await fx?.close();

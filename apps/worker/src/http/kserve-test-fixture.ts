@@ -19,10 +19,13 @@ export interface KserveFixture {
 
 /**
  * A temporary repository (`simple`, `classifier` with labels, `classifier_unlabeled` without a config, every
- * `identity_<dtype>`), the real core over it and the HTTP server on a free port. For integration tests: close
- * it in afterAll.
+ * `identity_<dtype>`), the real core over it and the HTTP server on a free port; `prepare` runs on the
+ * repository before the core loads it. For integration tests: close it in afterAll.
  */
-export async function startKserveFixture(opts: Partial<KserveHttpOptions> = {}): Promise<KserveFixture> {
+export async function startKserveFixture(
+  opts: Partial<KserveHttpOptions> = {},
+  prepare?: (dir: string) => Promise<void>,
+): Promise<KserveFixture> {
   const dir = await mkdtemp(join(tmpdir(), 'kserve-http-'));
   const logger = pino({ level: 'silent' });
   let core: InferenceCore | undefined;
@@ -32,6 +35,7 @@ export async function startKserveFixture(opts: Partial<KserveHttpOptions> = {}):
     const unlabeled = join(dir, 'classifier_unlabeled');
     await mkdir(join(unlabeled, '1'), { recursive: true });
     await copyFile(join(dir, 'classifier', '1', 'model.onnx'), join(unlabeled, '1', 'model.onnx'));
+    await prepare?.(dir);
     core = await startInferenceCore(
       { modelRepository: dir, executionProviders: ['cpu'], intraOpThreads: 1, interOpThreads: 1 },
       logger,

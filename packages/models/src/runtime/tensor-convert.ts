@@ -72,6 +72,8 @@ export function fromOrtTensor(name: string, value: ort.Tensor): Tensor {
   }
   if (datatype === 'FP16') {
     // The binding returns a Float16Array where the runtime has one; we keep bit patterns (tensor.ts).
+    // onnxruntime-node types FP16 data as Uint16Array, but hands out a Float16Array where the runtime has
+    // one: both are array views of the same bit patterns, which is all that is read here.
     const half = value.data as unknown as ArrayBufferView & { length: number };
     return { name, datatype, shape, data: new Uint16Array(half.buffer, half.byteOffset, half.length) };
   }

@@ -1,0 +1,82 @@
+import { SCOPES } from '@nvcf/protocol';
+import { type RedisHandle, startRedis } from '@nvcf/testing';
+import type { Redis } from 'ioredis';
+import { v4 as uuidv4 } from 'uuid';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type ApiKeyStore, createApiKeyStore } from './api-key-store.ts';
+import { createKeys, type Keys } from './keys.ts';
+import { createRedis } from './redis-connection.ts';
+
+let server: RedisHandle;
+let redis: Redis;
+let keys: Keys;
+let store: ApiKeyStore;
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = createRedis(server.url);
+});
+afterAll(async () => {
+  redis.disconnect();
+  await server.close();
+});
+beforeEach(() => {
+  keys = createKeys(`t${uuidv4().slice(0, 8)}`);
+  store = createApiKeyStore(redis, keys);
+});
+
+const secret = () => `nvapi-boot-${uuidv4()}`;
+
+describe('api key store', () => {
+  it('creates keys shown once, verifies them by hash and revokes them', async () => {
+    const { key, record } = await store.create({ name: 'ci', scopes: ['invoke_function', 'invoke_function'] });
+    expect(key).toMatch(/^nvapi-[A-Za-z0-9_-]{43}$/);
+    expect(record.scopes).toEqual(['invoke_function']);
+    expect(await store.verify(key)).toEqual(record);
+    expect(JSON.stringify(await redis.hvals(keys.apiKeys))).not.toContain(key);
+    expect(await store.revoke(record.id)).toBe(true);
+    expect(await store.verify(key)).toBeUndefined();
+    expect(await store.revoke('no-such-id')).toBe(false);
+  });
+
+  it('never re-creates a key from a secret it registered before, revoked or not', async () => {
+    const key = secret();
+    const { record } = await store.create({ name: 'mine', scopes: ['invoke_function'], secret: key });
+    await expect(store.create({ name: 'again', scopes: ['invoke_function'], secret: key })).rejects.toThrow(/already/);
+    await store.revoke(record.id);
+    await expect(store.create({ name: 'again', scopes: ['invoke_function'], secret: key })).rejects.toThrow(/already/);
+    expect(await store.verify(key)).toBeUndefined();
+    expect(await store.list()).toHaveLength(1);
+  });
+
+  it('bootstraps a key once: a revoked bootstrap key is never created again', async () => {
+    const key = secret();
+    const first = await store.bootstrap({ name: 'bootstrap-admin', scopes: ['list_functions'], secret: key });
+    expect(first).toMatchObject({ created: true, record: { name: 'bootstrap-admin', scopes: ['list_functions'] } });
+    const id = first.record?.id;
+    expect((await store.verify(key))?.id).toBe(id);
+
+    // Another start (or another gateway) keeps the same key, with the scopes it is given now.
+    const again = await store.bootstrap({ name: 'bootstrap-admin', scopes: [...SCOPES], secret: key });
+    expect(again).toMatchObject({ created: false, record: { id, createdAt: first.record?.createdAt } });
+    expect((await store.verify(key))?.scopes).toEqual([...SCOPES]);
+
+    await store.revoke(id ?? '');
+    const afterRevoke = await store.bootstrap({ name: 'bootstrap-admin', scopes: [...SCOPES], secret: key });
+    expect(afterRevoke.created).toBe(false);
+    expect(afterRevoke.record?.revokedAt).toBeDefined();
+    expect(await store.verify(key)).toBeUndefined();
+    expect(await store.list()).toHaveLength(1);
+  });
+
+  it('creates a bootstrap key exactly once when gateways start together', async () => {
+    const key = secret();
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => store.bootstrap({ name: 'bootstrap-admin', scopes: [...SCOPES], secret: key })),
+    );
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.record?.id)).size).toBe(1);
+    expect(results[0]?.record?.scopes).toEqual([...SCOPES]);
+    expect(await store.list()).toHaveLength(1);
+  });
+});
