@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { SCOPES } from '@nvcf/protocol';
+import { PROBLEM_CONTENT_TYPE, problem, SCOPES } from '@nvcf/protocol';
 import {
   createApiKeyStore,
   createAssetStore,
@@ -129,6 +129,16 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
       objects,
       maxModelBytes: config.assetMaxBytes,
       archiveLimits: { maxBytes: config.modelArchiveMaxBytes, maxRatio: config.modelArchiveMaxRatio },
+      retireQueue: (versionId) =>
+        producer.retire(versionId, async (requestId) => {
+          const gone = `function version '${versionId}' was deleted before this request ran`;
+          const body = problem(404, gone, { source: 'nvcf-gateway', requestId });
+          await store.complete(requestId, {
+            status: 404,
+            contentType: PROBLEM_CONTENT_TYPE,
+            body: Buffer.from(JSON.stringify(body)),
+          });
+        }),
     }),
     producer,
     store,

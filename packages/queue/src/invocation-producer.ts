@@ -15,6 +15,12 @@ export interface InvocationProducer {
    * undefined when the queue does not hold it (finished, or unknown).
    */
   position(versionId: string, requestId: string): Promise<number | undefined>;
+  /**
+   * Removes a deleted version's queue and everything BullMQ keeps for it. Each request still waiting in
+   * it is handed to `settle` first (to be answered: nothing will run it now). Jobs already running finish
+   * their requests as usual.
+   */
+  retire(versionId: string, settle: (requestId: string) => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -64,6 +70,14 @@ export function createInvocationProducer(connection: Redis, keys: Keys, opts: Pr
         .exec()) as [[null, number | null], [null, number], [null, number | null]];
       if (index !== null) return length - 1 - index;
       return active !== null ? 0 : undefined;
+    },
+    async retire(versionId, settle) {
+      const q = queueFor(versionId);
+      const waiting = await q.getJobs(['wait', 'delayed', 'prioritized']);
+      for (const job of waiting) if (job.id) await settle(job.id);
+      await q.obliterate({ force: true });
+      await q.close();
+      queues.delete(versionId);
     },
     async close() {
       await Promise.all([...queues.values()].map((q) => q.close()));

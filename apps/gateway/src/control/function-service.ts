@@ -54,10 +54,12 @@ export interface FunctionServiceOptions {
   objects: ObjectStore;
   maxModelBytes: number;
   archiveLimits: ModelArchiveLimits;
+  /** Drops a deleted version's queue (its waiting requests answered), so nothing of it stays in Redis. */
+  retireQueue: (versionId: string) => Promise<void>;
 }
 
 /**
- * The control plane over the function registry (nvcf-api.md §2). A function's model must be one that
+ * The control plane over the function registry (NVCF API reference: function management). A function's model must be one that
  * workers hold (their repositories publish what they load), so a bad reference is a 400 here, never a
  * worker that fails later. Every change is announced so workers start or stop consuming at once.
  */
@@ -139,6 +141,7 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
       // Workers unload a function model no version refers to any more (consumer-sync) once told.
       await changed(fv);
       await deleteOrphanModel(registry, opts.objects, fv.model.name);
+      await opts.retireQueue(versionId);
     },
     async deploy(functionId, versionId, req, { update }) {
       const fv = await get(functionId, versionId);

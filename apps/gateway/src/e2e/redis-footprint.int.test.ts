@@ -2,7 +2,7 @@ import { createKeys } from '@nvcf/queue';
 import type { RunningWorker } from '@nvcf/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
-import { adminAuth, createHarness, fnId, type Harness, pexec } from './harness.ts';
+import { adminAuth, createHarness, fnId, type Harness, pexec, simpleRequest, verId } from './harness.ts';
 
 /**
  * What a finished invocation leaves in Redis: its request record (a tombstone once delivered), with its
@@ -100,5 +100,25 @@ describe("a finished invocation's footprint in Redis", () => {
     const out = (await answered.json()) as { outputs: { shape: number[] }[] };
     expect(out.outputs[0]?.shape).toEqual([rows, 10]);
     expect(await h.redis.exists(keys.requestInput(reqId))).toBe(0);
+  });
+
+  it("a deleted version's queue goes, and the requests still waiting in it are answered", async () => {
+    await worker.close(); // the request must still be waiting when its version goes
+    const res = await pexec(gw.url, `/v2/nvcf/pexec/functions/${fnId('simple')}`, simpleRequest(), {
+      'nvcf-poll-seconds': '1',
+    });
+    expect(res.status).toBe(202);
+    const reqId = res.headers.get('nvcf-reqid') ?? '';
+    const queueKeys = async () => [...(await dump()).keys()].filter((k) => k.includes(`:bull:fv-${verId('simple')}`));
+    expect((await queueKeys()).length).toBeGreaterThan(0);
+    const deleted = await fetch(`${gw.url}/v2/nvcf/functions/${fnId('simple')}/versions/${verId('simple')}`, {
+      method: 'DELETE',
+      headers: adminAuth,
+    });
+    expect(deleted.status).toBe(204);
+    expect(await queueKeys()).toEqual([]);
+    const answer = await fetch(`${gw.url}/v2/nvcf/pexec/status/${reqId}`, { headers: adminAuth });
+    expect(answer.status).toBe(404);
+    expect(((await answer.json()) as { detail: string }).detail).toMatch(/was deleted before this request ran/);
   });
 });
