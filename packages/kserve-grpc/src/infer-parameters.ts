@@ -50,7 +50,7 @@ export function decodeParameters(map: InferParameterMap | undefined): Record<str
 
 /**
  * Request-level parameters: Triton reserves the `triton_` prefix and rejects it on both protocols
- * (open-inference-protocol.md §3, §9).
+ * (Triton parameters extension).
  */
 export function decodeRequestParameters(map: InferParameterMap | undefined): Record<string, unknown> | undefined {
   const params = decodeParameters(map);

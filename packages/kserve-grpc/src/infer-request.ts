@@ -8,7 +8,7 @@ import type {
 } from './kserve-messages.ts';
 import { decodeTypedContents } from './typed-contents.ts';
 
-/** A requested output: its classification count (extension §7) and any other parameters. */
+/** A requested output: its classification count (Triton classification extension) and any other parameters. */
 export interface GrpcRequestedOutput {
   name: string;
   /** Classification extension: return the top N classes of this output as BYTES. */

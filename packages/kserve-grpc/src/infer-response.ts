@@ -17,7 +17,7 @@ const HTTP_ONLY = new Set(['binary_data_size', 'binary_data']);
 /**
  * Encodes a response as a ModelInferResponse whose outputs are all in `raw_output_contents`
  * (BYTES with 4-byte little-endian length prefixes), never typed `contents`: tritonclient's `as_numpy`
- * reads only the raw form, and Triton always answers with it (open-inference-protocol.md §9).
+ * reads only the raw form, and Triton always answers with it (Triton Python client).
  */
 export function encodeModelInferResponse(res: GrpcInferResponse): ModelInferResponseMsg {
   const raw: Uint8Array[] = [];

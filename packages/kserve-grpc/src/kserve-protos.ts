@@ -23,7 +23,7 @@ export const PROTO_LOADER_OPTIONS: Options = {
   includeDirs: [PROTO_DIR],
 };
 
-/** gRPC's own limit is 4 MiB; Triton and tritonclient use INT32_MAX both ways (spec §8, §9). */
+/** gRPC's own limit is 4 MiB; Triton and tritonclient use INT32_MAX both ways (Triton Python client). */
 export const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
 
 /**

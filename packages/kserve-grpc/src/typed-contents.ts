@@ -3,7 +3,7 @@ import type { InferTensorContentsMsg } from './kserve-messages.ts';
 
 type ContentsField = keyof InferTensorContentsMsg;
 
-/** The typed field each datatype travels in (open-inference-protocol.md §4); FP16 and BF16 have none. */
+/** The typed field each datatype travels in (Open Inference Protocol gRPC); FP16 and BF16 have none. */
 export const CONTENTS_FIELD: Readonly<Record<Datatype, ContentsField | undefined>> = {
   BOOL: 'bool_contents',
   UINT8: 'uint_contents',

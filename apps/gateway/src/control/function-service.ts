@@ -59,9 +59,10 @@ export interface FunctionServiceOptions {
 }
 
 /**
- * The control plane over the function registry (NVCF API reference: function management). A function's model must be one that
- * workers hold (their repositories publish what they load), so a bad reference is a 400 here, never a
- * worker that fails later. Every change is announced so workers start or stop consuming at once.
+ * The control plane over the function registry (NVCF API reference: function management). A function's
+ * model must be one that workers hold (their repositories publish what they load), so a bad reference is
+ * a 400 here, never a worker that fails later. Every change is announced so workers start or stop
+ * consuming at once.
  */
 export function createFunctionService(registry: FunctionRegistry, opts: FunctionServiceOptions): FunctionService {
   const changed = async (fv: FunctionVersion) => {

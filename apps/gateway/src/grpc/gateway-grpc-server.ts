@@ -15,7 +15,7 @@ export interface GatewayGrpcServerOptions extends GatewayGrpcServiceOptions {
   port: number;
   /** How long close() waits for calls in progress before cutting them off. Default 5 s. */
   shutdownGraceMs?: number;
-  /** Idle connections are closed after this long (NVCF keeps them 30 s). Default 30 s. */
+  /** Idle connections are closed after this long (NVCF keeps them 30 s; NVCF API: gRPC invocation). Default 30 s. */
   idleTimeoutMs?: number;
 }
 

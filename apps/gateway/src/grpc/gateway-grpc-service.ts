@@ -78,7 +78,7 @@ const MODEL_INFER_PATH = '/inference.GRPCInferenceService/ModelInfer';
 const MAX_WAIT_MS = 24 * 3600 * 1000;
 
 /**
- * `inference.GRPCInferenceService` on the gateway (NVCF gRPC invocation): every RPC authenticates from its
+ * `inference.GRPCInferenceService` on the gateway (NVCF API: gRPC invocation): every RPC authenticates from its
  * metadata (`authorization`, `function-id`, optional `function-version-id`) and addresses that function.
  * ModelInfer is a pexec invocation of the function: encoded as a KServe binary-extension request,
  * queued, answered by a worker, decoded back into a ModelInferResponse. The metadata RPCs answer from the

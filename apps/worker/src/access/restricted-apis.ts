@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 /**
- * The API groups Triton's `--http-restricted-api` / `--grpc-restricted-protocol` name (Triton docs,
- * "Limit Endpoint Access"): each covers a family of endpoints on every surface.
+ * The API groups Triton's `--http-restricted-api` / `--grpc-restricted-protocol` name (Triton inference
+ * protocols: Limit Endpoint Access): each covers a family of endpoints on every surface.
  */
 export const RESTRICTED_API_GROUPS = [
   'health',

@@ -23,9 +23,10 @@ interface InferRequestMessage extends protobuf.Message {
 }
 
 /**
- * The legacy v1 gRPC service (triton-v1-api.md §6.6) over the shared core: Status, Health, Infer, StreamInfer and
- * ModelControl through the transport-neutral TritonV1Service; SharedMemoryControl answers UNSUPPORTED. Every
- * outcome, failures included, is an OK gRPC status with the v1 code in `request_status`, as v1 clients expect.
+ * The legacy v1 gRPC service (TRTIS 1.x protos: grpc_service.proto) over the shared core: Status, Health,
+ * Infer, StreamInfer and ModelControl through the transport-neutral TritonV1Service; SharedMemoryControl
+ * answers UNSUPPORTED. Every outcome, failures included, is an OK gRPC status with the v1 code in
+ * `request_status`, as v1 clients expect.
  *
  * @example
  * server.addService(tritonV1GrpcDefinition(), createTritonV1GrpcService(core, { logger }));
@@ -75,7 +76,7 @@ export function createTritonV1GrpcService(
     Health: unary('Health', (req: { mode: string }) => ({ health: v1.health(req.mode) })),
     Infer: unary('Infer', (req: InferRequestMessage, call) => infer(req, abortSignalOf(call))),
     StreamInfer: (call: ServerDuplexStream<InferRequestMessage, object>) => {
-      // One at a time, answered in arrival order (§6.6).
+      // One at a time, answered in arrival order (TRTIS 1.x API).
       let chain = Promise.resolve();
       call.on('data', (req: InferRequestMessage) => {
         chain = chain.then(async () => {

@@ -24,7 +24,7 @@ export interface KserveGrpcServiceOptions {
   maxStreamInFlight?: number;
 }
 
-/** Declared in grpc_service.proto for stub compatibility, answered UNIMPLEMENTED (spec §8: out of scope). */
+/** Declared in grpc_service.proto for stub compatibility, answered UNIMPLEMENTED. */
 const UNSUPPORTED = [
   'SystemSharedMemoryStatus',
   'SystemSharedMemoryRegister',
@@ -41,7 +41,7 @@ const orUndefined = (s: string) => (s === '' ? undefined : s);
 /**
  * `inference.GRPCInferenceService` over the transport-neutral core: each RPC decodes its message,
  * calls the core, and encodes the result; every failure is a gRPC status with the HTTP surface's
- * message (open-inference-protocol.md §5, §8, §9).
+ * message (Open Inference Protocol gRPC; Triton protocol).
  *
  * @example
  * const server = new Server({ 'grpc.max_receive_message_length': DEFAULT_MAX_RECEIVE_BYTES });

@@ -3,7 +3,7 @@ import { AppError } from '@nvcf/protocol';
 import type { LoadOptions } from '../inference-server/core-types.ts';
 
 /**
- * RepositoryModelLoad's parameters as the core's load options (open-inference-protocol.md §10.5):
+ * RepositoryModelLoad's parameters as the core's load options (Triton model repository extension):
  * `config` (string_param) is a ModelConfig in JSON that replaces config.pbtxt for this load. Triton's
  * `file:<version>/<name>` model-file overrides are not supported here; any other name is refused.
  *

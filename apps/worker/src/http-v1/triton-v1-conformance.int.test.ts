@@ -1,5 +1,5 @@
 /**
- * The spec's v1 conformance cases (triton-v1-api.md §9) against the real core and the worker's HTTP server on a
+ * Conformance cases for the v1 HTTP API (TRTIS 1.x API) against the real core and the worker's HTTP server on a
  * free port: V01–V14 here, V15 (gRPC) in grpc-v1/triton-v1-grpc.int.test.ts.
  */
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * Plays the old C++ client (libcrequest, triton-v1-api.md §8) against the worker's HTTP port: it learns a model
+ * Plays the old C++ client (libcrequest; TRTIS 1.x clients) against the worker's HTTP port: it learns a model
  * from the binary ServerStatus alone, builds its NV-InferRequest from the ModelConfig found there, infers with
  * `?format=binary`, sizes the raw outputs from NV-InferResponse and parses the remaining bytes as a binary
  * InferResponseHeader. Nothing here knows the models beyond their names.

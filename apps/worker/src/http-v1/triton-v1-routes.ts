@@ -21,7 +21,7 @@ export interface TritonV1HttpOptions extends TritonV1Options {
 const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 /**
- * The legacy Triton v1 HTTP API (triton-v1-api.md §2–§5) beside KServe V2 on the same port and core: health,
+ * The legacy Triton v1 HTTP API (TRTIS 1.x API) beside KServe V2 on the same port and core: health,
  * status (text, binary, JSON), infer with `NV-InferRequest`, model control and the repository index. Every answer
  * carries `NV-Status`; failures are 400 with the v1 code in it and the message as a plain-text body.
  *
@@ -37,7 +37,7 @@ export function tritonV1Routes(core: InferenceCore, opts: TritonV1HttpOptions): 
 
   app.get('/api/health/:mode', (c) => {
     const ok = v1.health(c.req.param('mode'));
-    // Not live / not ready is no error: 400 with code SUCCESS (§2).
+    // Not live / not ready is no error: 400 with code SUCCESS (TRTIS 1.x API).
     return nvEmpty(v1.requestStatus(), ok ? 200 : 400);
   });
 

@@ -10,7 +10,7 @@ export type V1BodyFormat = 'text' | 'binary' | 'json';
 
 /**
  * The body format a request asks for: `?format=binary|json|text`, else JSON when `Accept` names
- * application/json and `allowed` has it, else text (triton-v1-api.md §4).
+ * application/json and `allowed` has it, else text (TRTIS 1.x API).
  *
  * @throws AppError INVALID_ARGUMENT for a format outside `allowed`.
  */
@@ -64,9 +64,10 @@ export function nvMessage(status: RequestStatusMsg, type: V1Message, message: ob
 const utf8 = new TextEncoder();
 
 /**
- * An infer answer (§5): the raw outputs in header order, then the whole InferResponseHeader (text, or binary with
- * `?format=binary`); `NV-InferResponse` carries the header on one line. That line leaves out `data_type`, a later
- * v1 field that clients built before it would fail to text-parse; the trailing header keeps it.
+ * An infer answer (TRTIS 1.x API): the raw outputs in header order, then the whole InferResponseHeader (text,
+ * or binary with `?format=binary`); `NV-InferResponse` carries the header on one line. That line leaves out
+ * `data_type`, a later v1 field that clients built before it would fail to text-parse; the trailing header
+ * keeps it.
  */
 export function nvInferResponse(status: RequestStatusMsg, result: V1InferResult, format: 'text' | 'binary'): Response {
   const trailer =

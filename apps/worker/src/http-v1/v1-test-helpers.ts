@@ -22,7 +22,7 @@ export function simpleBody(rows = 1): Uint8Array {
   return body;
 }
 
-/** The §3 example header for simple. */
+/** An `NV-InferRequest` header for simple (TRTIS 1.x API). */
 export const SIMPLE_HEADER =
   'batch_size: 1 input { name: "INPUT0" } input { name: "INPUT1" } output { name: "OUTPUT0" } output { name: "OUTPUT1" }';
 

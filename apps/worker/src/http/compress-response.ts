@@ -10,7 +10,7 @@ type Coding = 'gzip' | 'deflate';
 /**
  * Compresses a response body as the request's `Accept-Encoding` asks (gzip or deflate, by q-value, gzip
  * on a tie), as Triton and tritonclient's `response_compression_algorithm` expect
- * (open-inference-protocol.md §6.9). Bodies are already whole in memory, so node:zlib compresses them
+ * (Triton HTTP server: compression). Bodies are already whole in memory, so node:zlib compresses them
  * in one go and the response keeps a Content-Length. `Inference-Header-Content-Length` is left as it is:
  * it counts bytes of the decompressed body.
  */

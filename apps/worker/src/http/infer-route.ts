@@ -10,7 +10,10 @@ export interface InferRouteOptions {
   maxElements: number;
 }
 
-/** `POST /v2/models/{m}[/versions/{v}]/infer`: parse, run on the core, encode (open-inference-protocol.md §6). */
+/**
+ * `POST /v2/models/{m}[/versions/{v}]/infer`: parse, run on the core, encode (Open Inference Protocol REST;
+ * Triton binary data extension).
+ */
 export function inferRoute(core: InferenceCore, opts: InferRouteOptions): Hono {
   const app = new Hono();
   app.on('POST', modelRoutes('infer'), async (c) => {

@@ -13,7 +13,7 @@ import { repositoryRoutes } from './repository-routes.ts';
 import { restrictHttpApis } from './restricted-api-middleware.ts';
 import { serverRoutes } from './server-routes.ts';
 
-/** Triton's `--http-max-input-size` default (open-inference-protocol.md §1). */
+/** Triton's `--http-max-input-size` default (Triton HTTP server). */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** Per-tensor element limit when none is given, as parseInferRequest's default. */
 export const DEFAULT_MAX_ELEMENTS = 2 ** 28;
@@ -31,7 +31,7 @@ export interface KserveHttpOptions extends Pick<TritonV1Options, 'strictReadines
 }
 
 /**
- * The KServe V2 / Triton HTTP surface (open-inference-protocol.md §2) over a transport-neutral core:
+ * The KServe V2 / Triton HTTP surface (Open Inference Protocol REST; Triton protocol) over a transport-neutral core:
  * health and metadata, infer (JSON, binary tensor data, raw single input, classification), config,
  * statistics and the model repository extension. Errors are `{"error": "..."}` with Triton's status
  * for their code; unknown routes are 404 `{"error":"Not Found"}`. Request bodies may be gzip or

@@ -2,7 +2,7 @@ import { AppError, tritonHttpStatus } from '@nvcf/protocol';
 import type { Logger } from '@nvcf/service-kit';
 import type { ErrorHandler } from 'hono';
 
-/** `{"error": "<message>"}`: the only error shape of the KServe V2 surface (open-inference-protocol.md §3, §5). */
+/** `{"error": "<message>"}`: the only error shape of the KServe V2 surface (Open Inference Protocol REST). */
 export function kserveError(status: number, message: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ error: message }), {
     status,

@@ -60,7 +60,7 @@ export async function startKserveFixture(
   }
 }
 
-/** INPUT0 = 0..15, INPUT1 = ones: Triton's simple example request (open-inference-protocol.md §13). */
+/** INPUT0 = 0..15, INPUT1 = ones: Triton's simple example request (Triton `simple` example). */
 export function simpleInputs(): { input0: Int32Array; input1: Int32Array } {
   return { input0: Int32Array.from({ length: 16 }, (_, i) => i), input1: new Int32Array(16).fill(1) };
 }

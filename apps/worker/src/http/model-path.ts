@@ -9,7 +9,7 @@ export interface ModelPath {
 
 /**
  * Reads `:model` and `:version` from a route. A version segment must be all digits, as Triton's URL
- * pattern requires (open-inference-protocol.md §2); anything else is a 400, not a 404.
+ * pattern requires (Triton HTTP server); anything else is a 400, not a 404.
  */
 export function modelPath(c: Context): ModelPath {
   const name = c.req.param('model') ?? '';

@@ -12,7 +12,7 @@ const spec = (t: { name: string; datatype: string; shape: number[] }) => ({
 
 /**
  * Per-model reads: metadata, readiness, config and statistics, each with and without `/versions/{v}`
- * (open-inference-protocol.md §2, §10.4, §11).
+ * (Open Inference Protocol REST; Triton model configuration extension; Triton statistics extension).
  */
 export function modelInfoRoutes(core: InferenceCore): Hono {
   const app = new Hono();

@@ -14,7 +14,7 @@ export interface RepositoryRouteOptions {
 }
 
 /**
- * Triton's model repository extension (open-inference-protocol.md §2, §10.5): index, load, unload, on
+ * Triton's model repository extension (Triton model repository extension): index, load, unload, on
  * the unnamed repository and under `/v2/repository/{repo}/…`.
  */
 export function repositoryRoutes(core: InferenceCore, opts: RepositoryRouteOptions): Hono {

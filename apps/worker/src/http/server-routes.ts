@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { InferenceCore } from '../inference-server/core-types.ts';
 
-/** 200 or 400 with an empty body: what Triton answers health and readiness probes with (§5). */
+/** 200 or 400, empty body: what Triton answers health and readiness probes with (Open Inference Protocol REST). */
 export const probe = (ok: boolean) => new Response(null, { status: ok ? 200 : 400 });
 
 /** `GET /v2` (server metadata), `/v2/health/live`, `/v2/health/ready`. */

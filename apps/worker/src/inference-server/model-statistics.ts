@@ -1,6 +1,6 @@
 /**
  * Per model version counters and cumulative durations, in the shape of Triton's statistics extension
- * (open-inference-protocol.md §11). One instance per loaded model version; the HTTP, gRPC and queue
+ * (Triton statistics extension). One instance per loaded model version; the HTTP, gRPC and queue
  * paths all record into it, and the Prometheus metrics are read from it.
  */
 export interface StatDuration {

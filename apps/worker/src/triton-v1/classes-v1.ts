@@ -5,7 +5,7 @@ const text = new TextDecoder();
 
 /**
  * Converts the core's classification output (a BYTES tensor of `"<value>:<index>[:<label>]"` strings, shape
- * `[batch, k]` or `[k]`, open-inference-protocol.md §7) into v1's `batch_classes`: one Classes per batch item,
+ * `[batch, k]` or `[k]`, Triton classification extension) into v1's `batch_classes`: one Classes per batch item,
  * each class as `{ idx, value, label }` in the core's order (largest value first). Values are the six-decimal
  * figures the core prints, as float32 (`"0.500000"` → 0.5); a label may itself contain ':'.
  *

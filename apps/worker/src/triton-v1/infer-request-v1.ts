@@ -32,7 +32,7 @@ export type V1RawInputs = Uint8Array | readonly Uint8Array[];
 const invalid = (message: string) => new AppError('INVALID_ARGUMENT', message);
 
 /**
- * Maps an InferRequestHeader and its raw input bytes onto a core request (triton-v1-api.md §5, §5.1): shape =
+ * Maps an InferRequestHeader and its raw input bytes onto a core request (TRTIS 1.x API): shape =
  * `[batch_size] + dims` when the model batches, dims from the header or (all fixed) the model config; each input's
  * bytes cut from the body in header order and checked against `batch_byte_size`; STRING inputs as 4-byte
  * length-prefixed elements; `cls { count }` outputs through the core's classification.
@@ -213,7 +213,7 @@ function requestedOutputs(config: ModelConfig, header: InferRequestHeaderMsg, mo
   });
 }
 
-/** correlation_id / flags / priority / timeout as the core's request parameters (§5.1). */
+/** correlation_id / flags / priority / timeout as the core's request parameters (Triton parameters extension). */
 function requestParameters(header: InferRequestHeaderMsg): Record<string, unknown> | undefined {
   const p: Record<string, unknown> = {};
   const flags = header.flags ?? 0;

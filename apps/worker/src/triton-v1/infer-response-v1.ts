@@ -12,7 +12,7 @@ export interface V1InferResult {
 }
 
 /**
- * Lays a core response out as v1 (triton-v1-api.md §5): each requested output in the requested order, raw ones
+ * Lays a core response out as v1 (TRTIS 1.x API): each requested output in the requested order, raw ones
  * as little-endian bytes (STRING with 4-byte length prefixes) described by `raw { dims batch_byte_size }` with
  * the batch dimension left out of dims, `cls` ones as `batch_classes` with no raw bytes.
  *

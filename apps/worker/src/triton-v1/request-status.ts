@@ -2,9 +2,9 @@ import { AppError, type ErrorCode } from '@nvcf/protocol';
 import type { RequestStatusCode, RequestStatusMsg } from './v1-messages.ts';
 
 /**
- * Our error codes as v1 RequestStatusCode values (triton-v1-api.md §2). Codes v1 does not have fold into the
- * nearest one a v1 client acts on: "try again later" codes into UNAVAILABLE, an over-size body into
- * INVALID_ARG (as Triton's "request too large"), auth and cancellation into UNKNOWN.
+ * Our error codes as v1 RequestStatusCode values (TRTIS 1.x protos: request_status.proto). Codes v1 does not
+ * have fold into the nearest one a v1 client acts on: "try again later" codes into UNAVAILABLE, an over-size
+ * body into INVALID_ARG (as Triton's "request too large"), auth and cancellation into UNKNOWN.
  */
 export const V1_STATUS_CODE: Readonly<Record<ErrorCode, RequestStatusCode>> = {
   INVALID_ARGUMENT: 'INVALID_ARG',
@@ -22,7 +22,7 @@ export const V1_STATUS_CODE: Readonly<Record<ErrorCode, RequestStatusCode>> = {
   INTERNAL: 'INTERNAL',
 };
 
-/** v1 HTTP answers 200 for SUCCESS and 400 for every other code (§2); the code itself travels in NV-Status. */
+/** v1 HTTP answers 200 for SUCCESS, 400 for every other code (TRTIS 1.x API); the code travels in NV-Status. */
 export function v1HttpStatus(code: RequestStatusCode | undefined): 200 | 400 {
   return code === 'SUCCESS' ? 200 : 400;
 }

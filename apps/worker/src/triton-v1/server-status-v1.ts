@@ -44,7 +44,7 @@ const duration = (d: StatDuration): StatDurationMsg => ({ count: d.count, total_
 const success = (d: StatDuration) => ({ success: duration(d) });
 
 /**
- * The v1 ServerStatus (triton-v1-api.md §6.3, §6.5) from the shared core: each model's ModelConfig (the one
+ * The v1 ServerStatus (TRTIS 1.x protos: server_status.proto) from the shared core: each model's ModelConfig (the one
  * `GET /v2/models/{m}/config` serves), its versions' ready states (with the reason when not ready), and per
  * version the v2 counters plus per-batch-size `infer_stats`. Models of the repository that are not loaded are
  * listed with what is known of them: no config, and the versions they served before, if any.

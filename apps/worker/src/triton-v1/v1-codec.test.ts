@@ -22,7 +22,7 @@ const response: InferResponseHeaderMsg = {
 };
 
 describe('v1 schema (derived from proto/trtis)', () => {
-  it('has the spec field tables in declaration order, maps and enums typed', () => {
+  it("has v1.15.0's field tables in declaration order, maps and enums typed", () => {
     const s = v1Schema();
     expect(Object.keys(s[`${V1_PACKAGE}.RequestStatus`]!.fields)).toEqual(['code', 'msg', 'server_id', 'request_id']);
     expect(s[`${V1_PACKAGE}.ModelVersionStatus`]!.fields.infer_stats).toMatchObject({ label: 'map', mapKey: 'uint32' });
@@ -66,7 +66,7 @@ describe('text format', () => {
     ).toEqual(compact);
   });
 
-  it('parses the spec NV-InferRequest example and the pre-1.0 byte_size spelling', () => {
+  it('parses an NV-InferRequest example and the pre-1.0 byte_size spelling', () => {
     expect(
       parseV1Text(
         'InferRequestHeader',
