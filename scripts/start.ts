@@ -34,12 +34,22 @@ const adminKey =
     : `nvapi-${randomBytes(32).toString('base64url')}`);
 if (!process.env.NVCF_BOOTSTRAP_ADMIN_KEY) writeFileSync(adminKeyFile, `${adminKey}\n`, { mode: 0o600 });
 
+// Signed upload and result URLs must survive a restart: the signing secret is kept beside the key.
+const signingSecretFile = resolve(root, '.data/url-signing-secret');
+const urlSigningSecret =
+  process.env.URL_SIGNING_SECRET ||
+  (existsSync(signingSecretFile)
+    ? readFileSync(signingSecretFile, 'utf8').trim()
+    : randomBytes(32).toString('base64url'));
+if (!process.env.URL_SIGNING_SECRET) writeFileSync(signingSecretFile, `${urlSigningSecret}\n`, { mode: 0o600 });
+
 const env = {
   ...process.env,
   REDIS_URL: redis.url,
   MODEL_REPOSITORY: modelRepository,
   GATEWAY_PORT: gatewayPort,
   NVCF_BOOTSTRAP_ADMIN_KEY: adminKey,
+  URL_SIGNING_SECRET: urlSigningSecret,
 };
 const children: ChildProcess[] = [];
 const launch = (name: string, script: string) => {
