@@ -3,6 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
 import { ADMIN_KEY, createHarness, fnId, type Harness, verId } from './harness.ts';
 
+/**
+ * Hostile input across the gateway's routes and a worker's inference port. `FUZZ_REQUESTS` raises the count
+ * per surface (the suite sends 2 400 and 2 000; `FUZZ_REQUESTS=5000` makes the fault suite's 10 000).
+ */
+
 /** Deterministic, so a failure replays: mulberry32. */
 function prng(seed: number): () => number {
   let a = seed;
@@ -101,7 +106,7 @@ describe('hostile input across the gateway routes', () => {
     ];
     const methods = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const;
     const failures: string[] = [];
-    const N = 2400;
+    const N = Number(process.env.FUZZ_REQUESTS ?? 2400);
     let sent = 0;
     const one = async () => {
       const method = pickOf(methods);
@@ -188,7 +193,7 @@ describe('hostile input across the gateway routes', () => {
     ];
     const methods = ['GET', 'POST', 'PUT', 'DELETE'] as const;
     const failures: string[] = [];
-    const N = 2000;
+    const N = Number(process.env.FUZZ_REQUESTS ?? 2000);
     let sent = 0;
     await Promise.all(
       Array.from({ length: 8 }, async () => {
