@@ -95,7 +95,9 @@ export function createJwtVerifier(opts: JwtOptions): (token: string) => Promise<
     const names = typeof claims.scope === 'string' ? claims.scope.split(/\s+/) : (claims.scope ?? []);
     return {
       kind: 'jwt',
-      subject: claims.sub,
+      // Namespaced: a token whose `sub` equals an API key's id must not share that key's assets and rate
+      // bucket (both are keyed by the subject).
+      subject: `token:${claims.sub}`,
       scopes: new Set(names.filter(isScope)),
       ...(claims.function_ids ? { allowedFunctionIds: new Set(claims.function_ids) } : {}),
     };

@@ -167,6 +167,25 @@ describe('every route but /health needs a credential', () => {
   });
 });
 
+describe('token subjects', () => {
+  it("a token whose sub is an API key's id is not that key: it sees none of the key's assets", async () => {
+    const store = createApiKeyStore(h.redis, createKeys(h.keyPrefix));
+    const { key, record } = await store.create({ name: 'asset-owner', scopes: ['invoke_function'] });
+    const created = await fetch(`${gw.url}/v2/nvcf/assets`, {
+      method: 'POST',
+      headers: { ...bearer(key), 'content-type': 'application/json' },
+      body: JSON.stringify({ contentType: 'application/octet-stream', description: 'mine' }),
+    });
+    expect(created.status).toBe(200);
+    const mine = await fetch(`${gw.url}/v2/nvcf/assets`, { headers: bearer(key) });
+    expect(((await mine.json()) as { assets: unknown[] }).assets).toHaveLength(1);
+    const impostor = await token({ scope: 'invoke_function' }, { sub: record.id, exp: '5m' });
+    const theirs = await fetch(`${gw.url}/v2/nvcf/assets`, { headers: bearer(impostor) });
+    expect(theirs.status).toBe(200);
+    expect(((await theirs.json()) as { assets: unknown[] }).assets).toEqual([]);
+  });
+});
+
 describe('token claims', () => {
   const refused = async (jwt: string, detail: RegExp) => {
     const res = await invoke(simplePath(), bearer(jwt));
