@@ -3,6 +3,7 @@ import * as ort from 'onnxruntime-node';
 import { compareModelVersions, type ModelVersionEntry } from '../repository/scan-repository.ts';
 import { type ExecutionProvider, ortProviderName, parseExecutionProviders } from './execution-providers.ts';
 import { createOnnxRunner, type LoadedModel, type ModelHandle } from './onnx-runner.ts';
+import { type ProviderProbe, probeProviders } from './provider-probe.ts';
 
 /** The two pino methods we use, so any pino logger (or a test double) fits. */
 export interface SessionLogger {
@@ -41,6 +42,7 @@ export class SessionCache {
   readonly #loading = new Map<string, Promise<ModelHandle>>();
   readonly #loaded = new Map<string, ModelHandle>();
   #closed = false;
+  #probed: Promise<ProviderProbe> | undefined;
 
   constructor(options: SessionCacheOptions) {
     this.#providers = parseExecutionProviders(options.executionProviders);
@@ -102,13 +104,36 @@ export class SessionCache {
     await Promise.all(all);
   }
 
+  /** The configured providers this machine can start; said once, in one log line, per cache. */
+  async #usableProviders(): Promise<ProviderProbe> {
+    this.#probed ??= probeProviders(this.#providers).then((probe) => {
+      const { usable, unavailable } = probe;
+      this.#options.logger.info(
+        { providers: usable, unavailable },
+        `execution providers: ${usable.join(', ') || 'none'}`,
+      );
+      return probe;
+    });
+    return this.#probed;
+  }
+
   async #create(entry: ModelVersionEntry): Promise<ModelHandle> {
     const { logger, intraOpNumThreads, interOpNumThreads } = this.#options;
     const failures: string[] = [];
-    for (const [i, provider] of this.#providers.entries()) {
+    const { usable: providers, unavailable } = await this.#usableProviders();
+    if (providers.length === 0) {
+      const why = Object.entries(unavailable).map(([p, r]) => `${p}: ${r}`);
+      throw new AppError(
+        'INVALID_ARGUMENT',
+        `failed to load '${entry.name}' version ${entry.version}: no configured execution provider can start here (${why.join('; ')})`,
+      );
+    }
+    for (const [i, provider] of providers.entries()) {
       try {
         const session = await ort.InferenceSession.create(entry.modelPath, {
           executionProviders: [ortProviderName(provider)],
+          // The process-wide level is fatal (provider-probe.ts): a model's own warnings still show.
+          logSeverityLevel: 2,
           intraOpNumThreads,
           interOpNumThreads,
           graphOptimizationLevel: 'all',
@@ -119,7 +144,7 @@ export class SessionCache {
         return createOnnxRunner(session, { name: entry.name, version: entry.version, provider });
       } catch (err) {
         failures.push(`${provider}: ${reason(err)}`);
-        const next = this.#providers[i + 1];
+        const next = providers[i + 1];
         logger.warn(
           { model: entry.name, version: entry.version, provider, reason: reason(err) },
           next ? `execution provider ${provider} failed; trying ${next}` : `execution provider ${provider} failed`,
