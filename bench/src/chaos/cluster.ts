@@ -1,73 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { generateExampleRepository } from '@nvcf/models';
-import { freePort } from '@nvcf/testing';
-import { Redis } from 'ioredis';
+import { freePort, type RestartableRedis, startRestartableRedis } from '@nvcf/testing';
 import { type NodeChild, spawnNode } from '../node-child.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../../..');
-
-/** A redis-server the fault suite can pause, stop and start again on the same port, with AOF `everysec`. */
-export interface ChaosRedis {
-  url: string;
-  pid(): number;
-  /** SIGSTOP / SIGCONT: a stalled Redis (swapping, a long fork, a paused VM). */
-  pause(): void;
-  resume(): void;
-  /** SIGTERM (Redis writes its AOF out) and wait for the exit. */
-  stop(): Promise<void>;
-  start(): Promise<void>;
-  usedMemory(): Promise<number>;
-}
-
-async function startChaosRedis(dir: string): Promise<ChaosRedis> {
-  const port = await freePort();
-  const url = `redis://127.0.0.1:${port}`;
-  let proc: ChildProcess | undefined;
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
-  probe.on('error', () => {});
-  const start = async () => {
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes'];
-    proc = spawn('redis-server', [...args, '--appendfsync', 'everysec', '--save', ''], { stdio: 'ignore' });
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      c.on('error', () => {});
-      try {
-        await c.connect();
-        if ((await c.ping()) === 'PONG') return;
-      } catch {
-        if (Date.now() > deadline) throw new Error('redis-server did not start');
-      } finally {
-        c.disconnect();
-      }
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  };
-  await start();
-  return {
-    url,
-    pid: () => proc?.pid ?? 0,
-    pause: () => void proc?.kill('SIGSTOP'),
-    resume: () => void proc?.kill('SIGCONT'),
-    async stop() {
-      const p = proc;
-      if (!p || p.exitCode !== null) return;
-      const exited = new Promise((r) => p.once('exit', r));
-      p.kill('SIGCONT');
-      p.kill('SIGTERM');
-      await exited;
-    },
-    start,
-    async usedMemory() {
-      if (probe.status !== 'ready') await probe.connect().catch(() => {});
-      return Number(/used_memory:(\d+)/.exec(await probe.info('memory'))?.[1] ?? 0);
-    },
-  };
-}
 
 export interface ChaosProcess {
   child: NodeChild;
@@ -76,7 +15,7 @@ export interface ChaosProcess {
 
 /** Real processes: one restartable Redis, gateways and workers, the example models. */
 export interface ChaosCluster {
-  redis: ChaosRedis;
+  redis: RestartableRedis;
   keyPrefix: string;
   adminKey: string;
   gateways: ChaosProcess[];
@@ -97,7 +36,7 @@ export async function startChaosCluster(
   const models = join(dir, 'models');
   await mkdir(redisDir, { recursive: true });
   await generateExampleRepository(models);
-  const redis = await startChaosRedis(redisDir);
+  const redis = await startRestartableRedis(redisDir);
   const keyPrefix = `chaos${randomBytes(3).toString('hex')}`;
   const adminKey = `nvapi-chaos-${randomBytes(24).toString('hex')}`;
   const shared = {

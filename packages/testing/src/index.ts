@@ -1,3 +1,4 @@
 export * from './free-port.ts';
 export * from './redis-server.ts';
+export * from './restartable-redis.ts';
 export * from './zip-fixture.ts';

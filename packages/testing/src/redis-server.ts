@@ -46,7 +46,8 @@ async function spawnOn(port: number, persistDir: string | undefined): Promise<Re
   return { url, owned: true, close: () => stop(child) };
 }
 
-async function waitForPing(url: string, child: ChildProcess): Promise<void> {
+/** Waits until the server `child` started answers PING on `url` (10 s at most; then it is killed). */
+export async function waitForPing(url: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);

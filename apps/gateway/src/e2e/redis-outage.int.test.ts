@@ -1,9 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '@nvcf/testing';
-import { Redis } from 'ioredis';
+import { type RestartableRedis, startRestartableRedis } from '@nvcf/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
 import { adminAuth, createHarness, fnId, type Harness, pexec, simpleRequest } from './harness.ts';
@@ -15,63 +13,22 @@ import { adminAuth, createHarness, fnId, type Harness, pexec, simpleRequest } fr
  */
 const COMMAND_TIMEOUT_MS = 500;
 let redisDir: string;
-let port: number;
-let redis: ChildProcess;
+let redis: RestartableRedis;
 let h: Harness;
 let gw: RunningGateway;
 
-/** A redis-server this test can pause, kill and start again on the same port (AOF keeps its data). */
-async function startRedisServer(): Promise<void> {
-  redis = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--dir',
-      redisDir,
-      '--appendonly',
-      'yes',
-      '--appendfsync',
-      'always',
-    ],
-    { stdio: 'ignore' },
-  );
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    const probe = new Redis(`redis://127.0.0.1:${port}`, {
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
-    probe.on('error', () => {});
-    try {
-      await probe.connect();
-      if ((await probe.ping()) === 'PONG') return;
-    } catch {
-      // not up yet
-    } finally {
-      probe.disconnect();
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('redis-server did not start');
-}
-
 beforeAll(async () => {
   redisDir = await mkdtemp(join(tmpdir(), 'nvcf-redis-outage-'));
-  port = await freePort();
-  await startRedisServer();
-  process.env.REDIS_URL = `redis://127.0.0.1:${port}`;
+  redis = await startRestartableRedis(redisDir, { appendfsync: 'always' });
+  process.env.REDIS_URL = redis.url;
   h = await createHarness();
   await h.worker();
   gw = await h.gateway({ REDIS_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS), AUTH_CACHE_MS: '0' });
 });
 afterAll(async () => {
-  redis?.kill('SIGCONT');
+  redis?.resume();
   await h?.close();
-  redis?.kill('SIGKILL');
+  await redis?.stop({ kill: true });
   await rm(redisDir, { recursive: true, force: true });
 });
 
@@ -97,7 +54,7 @@ describe('Redis stalls and outages', () => {
   });
 
   it('a stalled Redis: /health answers 503 within a second, pexec 503 within its window, then recovery', async () => {
-    redis.kill('SIGSTOP');
+    redis.pause();
     try {
       const health = await timed(() => fetch(`${gw.url}/health`));
       expect(health.ms).toBeLessThan(1500 + 1000);
@@ -106,22 +63,20 @@ describe('Redis stalls and outages', () => {
       expect(call.ms).toBeLessThan(5000 + COMMAND_TIMEOUT_MS + 3000);
       await expectUnavailable(call.value);
     } finally {
-      redis.kill('SIGCONT');
+      redis.resume();
     }
     expect((await fetch(`${gw.url}/health`)).status).toBe(200);
     expect((await invoke(30)).status).toBe(200);
   });
 
   it('Redis down: 503 + Retry-After, never a 500; back on the same port: served again without a restart', async () => {
-    const exited = new Promise((r) => redis.once('exit', r));
-    redis.kill('SIGKILL');
-    await exited;
+    await redis.stop({ kill: true });
     await expectUnavailable(await fetch(`${gw.url}/health`));
     await expectUnavailable(await invoke(5));
     const list = await fetch(`${gw.url}/v2/nvcf/functions`, { headers: adminAuth });
     await expectUnavailable(list);
 
-    await startRedisServer();
+    await redis.start();
     const deadline = Date.now() + 20_000;
     let status = 0;
     while (Date.now() < deadline) {
