@@ -59,8 +59,16 @@ describe('asset store', () => {
   });
 
   it('lists an owner’s own live assets, oldest first', async () => {
+    // "Oldest" is by creation time (ms): two assets made in the same millisecond have no order. On a fast
+    // machine they were, and the test failed: each is made in a millisecond of its own.
+    const nextMillisecond = async () => {
+      const t = Date.now();
+      while (Date.now() === t) await new Promise((r) => setTimeout(r, 1));
+    };
     const a1 = await newAsset('alice', 'one');
+    await nextMillisecond();
     const b1 = await newAsset('bob', 'bob');
+    await nextMillisecond();
     const a2 = await newAsset('alice', 'two');
     expect((await store.list('alice')).map((a) => a.assetId)).toEqual([a1.assetId, a2.assetId]);
     expect((await store.list('bob')).map((a) => a.assetId)).toEqual([b1.assetId]);
