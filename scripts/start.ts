@@ -13,7 +13,7 @@ const root = resolve(import.meta.dirname, '..');
 const modelRepository = resolve(root, process.env.MODEL_REPOSITORY ?? 'model-repository');
 const gatewayPort = process.env.GATEWAY_PORT ?? '8080';
 
-await generateExampleRepository(modelRepository, { includeGenerative: true });
+await generateExampleRepository(modelRepository, { includeGenerative: true, includeDensenet: true });
 
 let redis: RedisHandle;
 try {

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { buildClassifierModel, CLASSIFIER_CONFIG_PBTXT, CLASSIFIER_LABELS } from './classifier.ts';
+import { writeDensenetModel } from './densenet.ts';
 import { writeGenerativeModel } from './generative.ts';
 import { writeIdentityModels } from './identity.ts';
 import { buildSimpleModel, SIMPLE_CONFIG_PBTXT } from './simple.ts';
@@ -10,6 +11,8 @@ export interface GenerateOptions {
   includeIdentity?: boolean;
   /** Also write `generative`, the byte-level model the streaming (SSE) path runs token by token. Default false. */
   includeGenerative?: boolean;
+  /** Also write `densenet_onnx`, the image classifier with DenseNet's I/O (a model where compute matters). */
+  includeDensenet?: boolean;
 }
 
 /**
@@ -27,4 +30,5 @@ export async function generateExampleRepository(dir: string, opts: GenerateOptio
   await writeFileAtomic(join(classifierDir, 'labels.txt'), `${CLASSIFIER_LABELS.join('\n')}\n`);
   if (opts.includeGenerative) await writeGenerativeModel(dir);
   if (opts.includeIdentity) await writeIdentityModels(dir);
+  if (opts.includeDensenet) await writeDensenetModel(dir);
 }

@@ -49,6 +49,18 @@ export interface NodeSpec {
   inputs: string[];
   outputs: string[];
   name?: string;
+  /** Integer and integer-list attributes, e.g. `{ strides: [2, 2], axis: 1 }` (ONNX `INT` / `INTS`). */
+  attributes?: Record<string, number | number[]>;
+}
+
+/** ONNX `AttributeProto.AttributeType` numbers for the kinds the builder writes. */
+const ATTRIBUTE_INT = 2;
+const ATTRIBUTE_INTS = 7;
+
+function attributesOf(spec: NodeSpec) {
+  return Object.entries(spec.attributes ?? {}).map(([name, value]) =>
+    Array.isArray(value) ? { name, type: ATTRIBUTE_INTS, ints: value } : { name, type: ATTRIBUTE_INT, i: value },
+  );
 }
 
 export interface ModelSpec {
@@ -105,6 +117,7 @@ export function buildModel(spec: ModelSpec): Uint8Array {
         opType: n.opType,
         input: n.inputs,
         output: n.outputs,
+        attribute: attributesOf(n),
       })),
       initializer: (spec.initializers ?? []).map((t) => ({
         name: t.name,
