@@ -1,15 +1,21 @@
 import { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 
+/** The Node response under @hono/node-server (`c.env.outgoing`); undefined elsewhere (`app.request()`). */
+export function nodeResponse(c: Context): ServerResponse | undefined {
+  const env: unknown = c.env;
+  const outgoing = env && typeof env === 'object' && 'outgoing' in env ? env.outgoing : undefined;
+  return outgoing instanceof ServerResponse ? outgoing : undefined;
+}
+
 /**
  * Runs `done` once the response has been written completely (its last byte handed to the socket), and
  * never when the connection drops before that. Under @hono/node-server the response is `c.env.outgoing`;
  * elsewhere (`app.request()` in tests) there is no socket to wait for, so `done` runs at once.
  */
 export function afterResponseWritten(c: Context, done: () => void): void {
-  const env: unknown = c.env;
-  const outgoing = env && typeof env === 'object' && 'outgoing' in env ? env.outgoing : undefined;
-  if (!(outgoing instanceof ServerResponse)) {
+  const outgoing = nodeResponse(c);
+  if (!outgoing) {
     done();
     return;
   }

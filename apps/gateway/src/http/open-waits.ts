@@ -1,7 +1,7 @@
-import { ServerResponse } from 'node:http';
 import { AppError } from '@nvcf/protocol';
 import type { MiddlewareHandler } from 'hono';
 import type { AuthEnv } from '../auth/auth-middleware.ts';
+import { nodeResponse } from './after-response.ts';
 
 /**
  * At most `max` open long-polls and event streams per credential on this gateway: each holds a socket,
@@ -29,13 +29,12 @@ export function openWaitLimit(max: number): MiddlewareHandler<AuthEnv> {
       if (n <= 0) open.delete(subject);
       else open.set(subject, n);
     };
-    const env: unknown = c.env;
-    const outgoing = env && typeof env === 'object' && 'outgoing' in env ? env.outgoing : undefined;
+    const outgoing = nodeResponse(c);
     try {
       await next();
     } finally {
       // A streamed body outlives the handler: the slot is held until the response is closed.
-      if (outgoing instanceof ServerResponse && !outgoing.closed) outgoing.once('close', release);
+      if (outgoing && !outgoing.closed) outgoing.once('close', release);
       else release();
     }
   };

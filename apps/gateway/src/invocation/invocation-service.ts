@@ -6,6 +6,7 @@ import type {
   InvocationProducer,
   InvocationResult,
   RequestStore,
+  RequestView,
   Waiter,
 } from '@nvcf/queue';
 import { isRedisUnavailable } from '@nvcf/queue';
@@ -86,6 +87,15 @@ export interface InvocationDeps {
   onBackgroundError: (err: unknown, requestId: string) => void;
 }
 
+/** What a read of the request store means to a caller. */
+function outcomeOf(requestId: string, view: RequestView): InvocationOutcome {
+  if (view.kind === 'result') return { kind: 'result', requestId, result: view.result };
+  if (view.kind === 'pending') {
+    return { kind: 'pending', requestId, percent: view.percent, ...(view.partial ? { partial: view.partial } : {}) };
+  }
+  return { kind: 'unknown', requestId };
+}
+
 /**
  * The invocation path: resolve the version, record the request, register the completion waiter,
  * enqueue, then long-poll for the result. Request state lives in Redis, so any gateway replica can
@@ -103,12 +113,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     const outcome = await waiter.outcome;
     if (outcome.kind === 'aborted') return { kind: 'pending', requestId, percent: 0 };
     if (outcome.kind === 'completed' && outcome.result) return { kind: 'result', requestId, result: outcome.result };
-    const view = await store.peek(requestId);
-    if (view.kind === 'result') return { kind: 'result', requestId, result: view.result };
-    if (view.kind === 'pending') {
-      return { kind: 'pending', requestId, percent: view.percent, ...(view.partial ? { partial: view.partial } : {}) };
-    }
-    return { kind: 'unknown', requestId };
+    return outcomeOf(requestId, await store.peek(requestId));
   }
 
   /**
@@ -207,12 +212,9 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
   async function poll(requestId: string, pollSeconds: number, signal?: AbortSignal): Promise<InvocationOutcome> {
     const waiter = completions.register(requestId, Date.now() + pollSeconds * 1000, signal);
     const view = await store.peek(requestId);
-    if (view.kind !== 'pending') {
-      waiter.settle({ kind: 'aborted' });
-      if (view.kind === 'result') return { kind: 'result', requestId, result: view.result };
-      return { kind: 'unknown', requestId };
-    }
-    return settle(requestId, waiter);
+    if (view.kind === 'pending') return settle(requestId, waiter);
+    waiter.settle({ kind: 'aborted' });
+    return outcomeOf(requestId, view);
   }
 
   return {
