@@ -100,5 +100,5 @@ export {
 } from './repository/scan-repository.ts';
 export { EXECUTION_PROVIDERS, type ExecutionProvider, parseExecutionProviders } from './runtime/execution-providers.ts';
 export type { UnsupportedTensor } from './runtime/model-signature.ts';
-export type { LoadedModel } from './runtime/onnx-runner.ts';
+export type { LoadedModel, RunOptions } from './runtime/onnx-runner.ts';
 export { SessionCache, type SessionCacheOptions, type SessionLogger } from './runtime/session-cache.ts';

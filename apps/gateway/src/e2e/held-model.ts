@@ -30,8 +30,10 @@ export interface RunGate {
   /** Environment and node flags for a worker process whose runs of `held` wait at this gate. */
   env: Record<string, string>;
   execArgv: string[];
-  /** Resolves once a run of `held` is waiting at the gate (the job is in flight). */
-  entered(): Promise<void>;
+  /** Resolves once `count` runs of `held` (default 1) are waiting at or went through the gate. */
+  entered(count?: number): Promise<void>;
+  /** How many runs of `held` have reached the gate so far, in every process and thread. */
+  enteredCount(): Promise<number>;
   /** Lets every waiting and later run through. */
   open(): Promise<void>;
 }
@@ -39,17 +41,19 @@ export interface RunGate {
 export async function createRunGate(): Promise<RunGate> {
   const dir = await mkdtemp(join(tmpdir(), 'nvcf-gate-'));
   await mkdir(dir, { recursive: true });
+  const enteredCount = async () => (await readdir(dir)).filter((f) => f.startsWith('entered-')).length;
   return {
     env: { NVCF_TEST_RUN_GATE: dir },
     execArgv: ['--import', resolve(import.meta.dirname, 'run-gate.ts')],
-    async entered() {
+    async entered(count = 1) {
       const deadline = Date.now() + 30_000;
       while (Date.now() < deadline) {
-        if ((await readdir(dir)).some((f) => f.startsWith('entered-'))) return;
+        if ((await enteredCount()) >= count) return;
         await new Promise((r) => setTimeout(r, 10));
       }
-      throw new Error('no run reached the gate');
+      throw new Error(`${await enteredCount()} of ${count} runs reached the gate`);
     },
+    enteredCount,
     open: () => writeFile(join(dir, 'open'), ''),
   };
 }

@@ -1,8 +1,7 @@
 import { AppError, type Tensor, type TensorSpec } from '@nvcf/protocol';
-import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
-import { readModelSignature, type UnsupportedTensor } from './model-signature.ts';
-import { classifyRunError } from './run-errors.ts';
-import { fromOrtTensor, toOrtTensor } from './tensor-convert.ts';
+import { InstanceThread } from './instance-thread.ts';
+import type { ModelSignature, UnsupportedTensor } from './model-signature.ts';
+import type { InstanceThreadData } from './thread-messages.ts';
 import { validateRequest } from './validate-request.ts';
 
 /** A model version ready to serve. */
@@ -16,48 +15,98 @@ export interface LoadedModel {
   outputs: TensorSpec[];
   /** Inputs/outputs whose ORT type has no API datatype; the model loads, using them fails. */
   unsupported: UnsupportedTensor[];
+  /** Model instances (threads, each with its own session): how many runs can execute at once. */
+  readonly instances: number;
   /**
-   * Runs one request. Outputs come back in `outputNames` order, or the model's order when none are named.
-   * Throws AppError INVALID_ARGUMENT for a request that does not fit the model.
+   * Runs one request on the least busy instance. Outputs come back in `outputNames` order, or the model's
+   * order when none are named. Throws AppError INVALID_ARGUMENT for a request that does not fit the model.
    */
-  run(inputs: Tensor[], outputNames?: string[]): Promise<Tensor[]>;
+  run(inputs: Tensor[], outputNames?: string[], options?: RunOptions): Promise<Tensor[]>;
 }
 
-/** What the session cache holds: the model and the way to let go of its session. */
+export interface RunOptions {
+  /**
+   * The caller gives its input buffers away: each one a tensor is the sole view of moves to the instance's
+   * thread without a copy and is empty afterwards (tensor-transfer.ts). Without it inputs are copied.
+   */
+  moveInputs?: boolean;
+}
+
+/** What the session cache holds: the model and the ways to size and let go of its instances. */
 export interface ModelHandle {
   model: LoadedModel;
-  /** Refuses new runs, waits for those in flight, then frees the native session. */
+  /** Starts or retires instances until `count` serve (at least one). */
+  scale(count: number): Promise<void>;
+  /** Refuses new runs, waits for those in flight, then frees every instance's session. */
   release(): Promise<void>;
 }
 
-// A rejected request is reported to its caller; ORT would also print the kernel error to stderr, outside our logs.
-const RUN_OPTIONS: InferenceSession.RunOptions = { logSeverityLevel: 4 };
+export interface InstanceLogger {
+  warn(obj: object, msg?: string): void;
+}
 
 /**
- * Wraps an ORT session as a LoadedModel.
+ * Starts a model version's first instance (its load errors are the model's) and wraps the instances as a
+ * LoadedModel. An instance whose thread dies is replaced; its runs fail, the others go on.
  *
  * @example
- * const { model } = createOnnxRunner(session, { name: 'simple', version: '1', provider: 'cpu' });
+ * const { model, scale } = await startOnnxModel({ modelName: 'simple', modelPath, ortProvider: 'cpu', ... },
+ *   { name: 'simple', version: '1', provider: 'cpu' }, logger);
+ * await scale(2);
  * const [sum] = await model.run([input0, input1], ['OUTPUT0']);
  */
-export function createOnnxRunner(
-  session: InferenceSession,
+export async function startOnnxModel(
+  data: InstanceThreadData,
   meta: { name: string; version: string; provider: string },
-): ModelHandle {
-  const signature = readModelSignature(session);
-  const inFlight = new Set<Promise<unknown>>();
+  logger: InstanceLogger,
+): Promise<ModelHandle> {
+  const instances: InstanceThread[] = [];
+  let wanted = 1;
   let releasing: Promise<void> | undefined;
+  /** Instances being started (scale up or replacement): runs wait for one when none is alive. */
+  const starting = new Set<Promise<InstanceThread | undefined>>();
 
-  async function execute(inputs: Tensor[], outputNames?: string[]): Promise<Tensor[]> {
-    const fetches = validateRequest(meta.name, signature, inputs, outputNames);
-    const feeds = Object.fromEntries(inputs.map((t) => [t.name, toOrtTensor(meta.name, t)]));
-    let results: InferenceSession.ReturnType;
-    try {
-      results = await session.run(feeds, fetches, RUN_OPTIONS);
-    } catch (err) {
-      throw classifyRunError(err);
+  const startOne = (): Promise<InstanceThread | undefined> => {
+    const started = InstanceThread.start(data, replace).then(
+      (instance) => {
+        if (releasing || instances.length >= wanted) {
+          void instance.release();
+          return undefined;
+        }
+        instances.push(instance);
+        return instance;
+      },
+      (err: unknown) => {
+        logger.warn({ model: meta.name, version: meta.version, err }, 'model instance failed to start');
+        return undefined;
+      },
+    );
+    starting.add(started);
+    void started.finally(() => starting.delete(started));
+    return started;
+  };
+
+  function replace(err: Error): void {
+    const at = instances.findIndex((i) => !i.alive);
+    if (at >= 0) instances.splice(at, 1);
+    logger.warn({ model: meta.name, version: meta.version, reason: err.message }, 'model instance lost; replacing it');
+    if (!releasing) void startOne();
+  }
+
+  const first = await InstanceThread.start(data, replace);
+  instances.push(first);
+  const signature: ModelSignature = first.signature;
+
+  async function pick(): Promise<InstanceThread> {
+    for (;;) {
+      const alive = instances.filter((i) => i.alive);
+      if (alive.length > 0) return alive.reduce((a, b) => (b.load < a.load ? b : a));
+      if (starting.size === 0) startOne();
+      const next = await Promise.race(starting);
+      if (next === undefined && starting.size === 0 && !instances.some((i) => i.alive)) {
+        throw new AppError('UNAVAILABLE', `model '${meta.name}' version ${meta.version} has no running instance`);
+      }
     }
-    return fetches.map((name) => fromOrtTensor(name, results[name] as OrtTensor));
   }
 
   const model: LoadedModel = {
@@ -65,25 +114,35 @@ export function createOnnxRunner(
     inputs: signature.inputs,
     outputs: signature.outputs,
     unsupported: signature.unsupported,
-    run(inputs, outputNames) {
+    get instances() {
+      return instances.length;
+    },
+    async run(inputs, outputNames, options) {
       if (releasing) {
-        return Promise.reject(new AppError('UNAVAILABLE', `model '${meta.name}' version ${meta.version} is unloaded`));
+        throw new AppError('UNAVAILABLE', `model '${meta.name}' version ${meta.version} is unloaded`);
       }
-      const run = execute(inputs, outputNames);
-      inFlight.add(run);
-      const forget = () => inFlight.delete(run);
-      run.then(forget, forget);
-      return run;
+      const fetches = validateRequest(meta.name, signature, inputs, outputNames);
+      const instance = await pick();
+      return instance.run(inputs, fetches, options?.moveInputs === true);
     },
   };
 
   return {
     model,
+    async scale(count) {
+      wanted = Math.max(1, count);
+      const surplus = instances.splice(wanted);
+      const adding = Array.from({ length: Math.max(0, wanted - instances.length - starting.size) }, startOne);
+      await Promise.all([...surplus.map((i) => i.release()), ...adding]);
+      if (instances.length === 0) {
+        throw new AppError('UNAVAILABLE', `model '${meta.name}' version ${meta.version} has no running instance`);
+      }
+    },
     release() {
       releasing ??= (async () => {
-        // Freeing the native session under a queued run makes that run fail with "Session already disposed".
-        await Promise.allSettled([...inFlight]);
-        await session.release();
+        // Each instance finishes the runs already sent to it before its session is freed.
+        await Promise.all([...starting]);
+        await Promise.all(instances.splice(0).map((i) => i.release()));
       })();
       return releasing;
     },

@@ -114,4 +114,50 @@ describe('SessionCache', () => {
     await expect(cache.load(entry)).rejects.toThrow("failed to load 'broken' version 1");
     await expect(cache.load({ ...entry, modelPath: simple.modelPath })).resolves.toMatchObject({ name: 'broken' });
   });
+
+  it('runs a version on as many instances (threads) as asked, and scales back down', async () => {
+    const { cache } = newCache();
+    const model = await cache.load(simple);
+    expect(model.instances).toBe(1);
+    expect(await cache.scale('simple', '1', 3)).toBe(true);
+    expect(model.instances).toBe(3);
+    const row = (v: number) => ({
+      name: '',
+      datatype: 'INT32' as const,
+      shape: [1, 16],
+      data: new Int32Array(16).fill(v),
+    });
+    const runs = await Promise.all(
+      [1, 2, 3, 4, 5, 6].map((v) =>
+        model.run(
+          [
+            { ...row(v), name: 'INPUT0' },
+            { ...row(1), name: 'INPUT1' },
+          ],
+          ['OUTPUT0'],
+          { moveInputs: true },
+        ),
+      ),
+    );
+    expect(runs.map(([sum]) => (sum?.data as Int32Array)[0])).toEqual([2, 3, 4, 5, 6, 7]);
+    await cache.scale('simple', '1', 1);
+    expect(model.instances).toBe(1);
+    expect(await cache.scale('absent', '1', 2)).toBe(false);
+  });
+
+  it('copies inputs the caller keeps, and moves those it gives away', async () => {
+    const { cache } = newCache();
+    const model = await cache.load(simple);
+    const kept = new Int32Array(16).fill(2);
+    const given = new Int32Array(16).fill(3);
+    const inputs = (a: Int32Array, b: Int32Array) => [
+      { name: 'INPUT0', datatype: 'INT32' as const, shape: [1, 16], data: a },
+      { name: 'INPUT1', datatype: 'INT32' as const, shape: [1, 16], data: b },
+    ];
+    await model.run(inputs(kept, new Int32Array(16)), ['OUTPUT0']);
+    expect(kept[0]).toBe(2);
+    const [sum] = await model.run(inputs(given, new Int32Array(16).fill(1)), ['OUTPUT0'], { moveInputs: true });
+    expect((sum?.data as Int32Array)[0]).toBe(4);
+    expect(given.length).toBe(0);
+  });
 });

@@ -1,8 +1,7 @@
 import { AppError } from '@nvcf/protocol';
-import * as ort from 'onnxruntime-node';
 import { compareModelVersions, type ModelVersionEntry } from '../repository/scan-repository.ts';
 import { type ExecutionProvider, ortProviderName, parseExecutionProviders } from './execution-providers.ts';
-import { createOnnxRunner, type LoadedModel, type ModelHandle } from './onnx-runner.ts';
+import { type LoadedModel, type ModelHandle, startOnnxModel } from './onnx-runner.ts';
 import { type ProviderProbe, probeProviders } from './provider-probe.ts';
 
 /** The two pino methods we use, so any pino logger (or a test double) fits. */
@@ -29,7 +28,9 @@ function checkThreads(field: string, value: number): void {
 }
 
 /**
- * One ORT session per (model, version), created with the first execution provider that works.
+ * The models this process serves, one entry per (model, version), each on the first execution provider that
+ * works. A version runs on one or more instances: worker threads holding an ORT session each (onnx-runner.ts),
+ * so inference never occupies the event loop.
  *
  * @example
  * const cache = new SessionCache({ executionProviders: ['cuda', 'cpu'], intraOpNumThreads: 1, interOpNumThreads: 1, logger });
@@ -75,6 +76,17 @@ export class SessionCache {
 
   get(name: string, version: string): LoadedModel | undefined {
     return this.#loaded.get(key(name, version))?.model;
+  }
+
+  /**
+   * Runs a loaded version on `count` instances (threads with a session each), as its instance_group says.
+   * Resolves false when the version is not loaded.
+   */
+  async scale(name: string, version: string, count: number): Promise<boolean> {
+    const pending = this.#loading.get(key(name, version));
+    if (!pending) return false;
+    await (await pending).scale(count);
+    return true;
   }
 
   /** Loaded models (not those still loading), by name then numeric version. */
@@ -130,18 +142,19 @@ export class SessionCache {
     }
     for (const [i, provider] of providers.entries()) {
       try {
-        const session = await ort.InferenceSession.create(entry.modelPath, {
-          executionProviders: [ortProviderName(provider)],
-          // The process-wide level is fatal (provider-probe.ts): a model's own warnings still show.
-          logSeverityLevel: 2,
-          intraOpNumThreads,
-          interOpNumThreads,
-          graphOptimizationLevel: 'all',
-          // Parallelism comes from batching and concurrent requests, not from running branches of one graph at once.
-          executionMode: 'sequential',
-        });
+        const handle = await startOnnxModel(
+          {
+            modelName: entry.name,
+            modelPath: entry.modelPath,
+            ortProvider: ortProviderName(provider),
+            intraOpNumThreads,
+            interOpNumThreads,
+          },
+          { name: entry.name, version: entry.version, provider },
+          logger,
+        );
         logger.info({ model: entry.name, version: entry.version, provider }, 'model loaded');
-        return createOnnxRunner(session, { name: entry.name, version: entry.version, provider });
+        return handle;
       } catch (err) {
         failures.push(`${provider}: ${reason(err)}`);
         const next = providers[i + 1];
