@@ -38,7 +38,7 @@ export const WorkerEnv = z.object({
   STREAM_CHUNK_ROWS: envInt(16, 0),
   RESULT_OBJECT_TTL_SECONDS: envInt(24 * 60 * 60, 1),
   WORKER_ID: envString(''),
-  WORKER_CONCURRENCY: envInt(4, 1, 1024),
+  WORKER_CONCURRENCY: envInt(0, 0, 1024),
   ORT_EXECUTION_PROVIDERS: providerList,
   ORT_INTRA_OP_THREADS: envInt(1, 0, 256),
   ORT_INTER_OP_THREADS: envInt(1, 0, 256),
@@ -86,6 +86,7 @@ export interface WorkerConfig {
   streamChunkRows: number;
   resultObjectTtlSeconds: number;
   workerId: string;
+  /** Jobs active at once per function version; 0 follows the model (functions/model-capacity.ts). */
   concurrency: number;
   executionProviders: string[];
   intraOpThreads: number;

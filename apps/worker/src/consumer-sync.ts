@@ -11,6 +11,7 @@ import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { WorkerConfig } from './config.ts';
 import type { createFunctionModelLoader } from './function-models.ts';
+import { modelConcurrency } from './functions/model-capacity.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
 import type { InferenceCore } from './inference-server/core-types.ts';
 import { createInvocationProcessor, type ProcessorDeps } from './invocation-processor.ts';
@@ -44,11 +45,20 @@ const modelKey = (name: string, version: string) => `${name}\u0000${version}`;
  * Which queues this worker consumes follows the registry: a function version is consumed while it is
  * deployed and its model is loaded here. Newly deployed versions start being consumed, undeployed or
  * deleted ones stop (gracefully: their in-flight jobs finish; a deleted version's uploaded model is then
- * unloaded and removed), and `maxRequestConcurrency` sets the consumer's concurrency.
+ * unloaded and removed).
+ *
+ * A consumer's concurrency follows its model (model-capacity.ts), raised to the deployment's
+ * `maxRequestConcurrency` when that asks for more; `WORKER_CONCURRENCY` > 0 fixes it instead.
  */
 export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
   const { core, registry, config, log } = deps;
   const consumers = new Map<string, Worker>();
+
+  const concurrencyFor = (fv: FunctionVersion): number => {
+    if (config.concurrency > 0) return config.concurrency;
+    const model = modelConcurrency(core.modelConfig(fv.model.name, fv.model.version));
+    return Math.max(model, fv.deployment?.maxRequestConcurrency ?? 1);
+  };
 
   const start = (fv: FunctionVersion, concurrency: number) => {
     const processor = createInvocationProcessor({
@@ -86,8 +96,9 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
         here.add(modelKey(entry.name, version));
         // A function's own model (from an asset) is not a repository function of its own.
         if (isFunctionModelName(entry.name)) continue;
+        const concurrency = config.concurrency || modelConcurrency(core.modelConfig(entry.name, version));
         await registry.seed(
-          modelFunctionVersion(core.modelMetadata(entry.name, version), version, config.ncaId, config.concurrency),
+          modelFunctionVersion(core.modelMetadata(entry.name, version), version, config.ncaId, concurrency),
         );
       }
       const wanted = new Map<string, FunctionVersion>();
@@ -100,7 +111,7 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
         if (here.has(key)) wanted.set(fv.versionId, fv);
       }
       for (const [versionId, fv] of wanted) {
-        const concurrency = Math.max(1, fv.deployment?.maxRequestConcurrency ?? config.concurrency);
+        const concurrency = concurrencyFor(fv);
         const running = consumers.get(versionId);
         if (!running) start(fv, concurrency);
         else if (running.concurrency !== concurrency) running.concurrency = concurrency;

@@ -73,4 +73,26 @@ describe('inference off the event loop', () => {
     for (const w of [a, b]) w.child.kill('SIGTERM');
     expect(await Promise.all([a.exited, b.exited])).toEqual([0, 0]);
   });
+
+  it('with 2 instances two long requests run at the same time', async () => {
+    const gw = await h.gateway();
+    const gate = await createRunGate();
+    // `held` has no instance_group: ONNX Runtime's default for CPU models, two instances.
+    const worker = await h.spawnWorker(gate.env, { execArgv: gate.execArgv });
+    const first = await accepted(gw.url, [1, 1, 1, 1]);
+    const second = await accepted(gw.url, [2, 2, 2, 2]);
+    // Both runs are inside the model at once; one at a time, the second could not start before the gate opens.
+    await gate.entered(2);
+    await gate.open();
+    for (const [reqId, v] of [
+      [first, 1],
+      [second, 2],
+    ] as const) {
+      const done = await status(gw.url, reqId, 30);
+      expect(done.status).toBe(200);
+      expect(((await done.json()) as { outputs: { data: number[] }[] }).outputs[0]?.data).toEqual([v, v, v, v]);
+    }
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+  });
 });

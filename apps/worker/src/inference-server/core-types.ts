@@ -44,7 +44,7 @@ export interface ModelMetadata {
   outputs: TensorSpec[];
   /**
    * Facts a client should know that the standard fields cannot say (OIP gRPC `properties`; HTTP
-   * `parameters`), e.g. that a configured dynamic batcher is not applied.
+   * `parameters`).
    */
   properties?: Record<string, string>;
 }

@@ -127,10 +127,10 @@ describe('inference core', () => {
     expect(core.isModelReady('simple', '1')).toBe(true);
     expect(core.versionStates('simple')).toEqual([{ version: '1', state: 'READY', reason: '' }]);
     expect(core.modelConfig('simple').max_batch_size).toBe(16);
-    // A config asking for dynamic batching loads, and the metadata says plainly that it is not applied.
-    expect(core.modelMetadata('simple').properties?.dynamic_batching).toMatch(
-      /not applied: requests run one at a time/,
-    );
+    // A config asking for dynamic batching loads and is applied: the metadata needs no note about it.
+    expect(core.modelMetadata('simple').properties).toBeUndefined();
+    const batched = await core.infer({ modelName: 'simple', inputs: simpleInputs(2) });
+    expect(Array.from(batched.outputs[0]?.data as Int32Array).slice(0, 3)).toEqual([1, 2, 3]);
     expect(await codeOf(core.loadModel('simple', { configOverride: '{not json' }))).toMatch(
       /^INVALID_ARGUMENT: Invalid config override/,
     );

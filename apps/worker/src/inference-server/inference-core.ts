@@ -18,6 +18,7 @@ import type {
   RepositoryIndexEntry,
   VersionState,
 } from './core-types.ts';
+import { type BatchedAnswer, DynamicBatcher, QueueRejection } from './dynamic-batcher.ts';
 import { InstanceSlots } from './instance-slots.ts';
 import { ModelStatistics } from './model-statistics.ts';
 
@@ -26,6 +27,8 @@ interface ServedVersion {
   model: LoadedModel;
   stats: ModelStatistics;
   slots: InstanceSlots;
+  /** Present when the config asks for dynamic batching (and the model batches). */
+  batcher: DynamicBatcher | undefined;
 }
 
 interface ServedModel {
@@ -43,9 +46,6 @@ export interface CoreOptions {
 
 const EXTENSIONS = ['classification', 'model_repository', 'model_configuration', 'binary_tensor_data', 'statistics'];
 const now = () => process.hrtime.bigint();
-/** Said wherever a config asks for dynamic batching, until the scheduler exists. */
-export const DYNAMIC_BATCHING_NOTE =
-  'accepted but not applied: requests run one at a time, each as the batch its client sent';
 const ns = (from: bigint, to: bigint) => Number(to - from);
 
 /**
@@ -100,22 +100,27 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
       const sessionsLoaded: LoadedModel[] = [];
       for (const entry of source.entries) sessionsLoaded.push(await sessions.load(entry));
       const definition = await defineModel(source, sessionsLoaded);
-      const loaded: ServedVersion[] = sessionsLoaded.map((model) => ({
-        version: model.version,
-        model,
+      // Each instance_group instance is a thread with its own session (Triton's model instances).
+      for (const m of sessionsLoaded) await sessions.scale(name, m.version, definition.instanceCount);
+      const loaded: ServedVersion[] = sessionsLoaded.map((model) => {
         // A reload keeps a version's counters, as Triton's do.
-        stats: models.get(name)?.versions.get(model.version)?.stats ?? new ModelStatistics(name, model.version),
-        slots: new InstanceSlots(definition.instanceCount),
-      }));
+        const stats = models.get(name)?.versions.get(model.version)?.stats ?? new ModelStatistics(name, model.version);
+        const slots = new InstanceSlots(definition.instanceCount);
+        return { version: model.version, model, stats, slots, batcher: batcherFor(definition, model, slots, stats) };
+      });
       const previous = models.get(name);
       models.set(name, { definition, versions: new Map(loaded.map((l) => [l.version, l])) });
       failed.delete(name);
       startupFailures.delete(name);
       const gone = retired.get(name) ?? new Set<string>();
       for (const l of loaded) gone.delete(l.version);
-      for (const old of previous?.versions.keys() ?? []) {
-        if (!loaded.some((l) => l.version === old)) {
+      for (const [old, oldServed] of previous?.versions ?? []) {
+        if (loaded.some((l) => l.version === old)) {
+          // The version goes on serving: what its old batcher queued runs now rather than failing.
+          oldServed.batcher?.drain();
+        } else {
           gone.add(old);
+          oldServed.batcher?.close(unloadedMessage(name, old));
           await sessions.unload(name, old);
         }
       }
@@ -169,7 +174,6 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
         platform: config.platform,
         inputs: m.definition.inputs.map((t) => ({ ...t, shape: metadataShape(m.definition, t.shape) })),
         outputs: m.definition.outputs.map((t) => ({ ...t, shape: metadataShape(m.definition, t.shape) })),
-        ...(config.dynamic_batching ? { properties: { dynamic_batching: DYNAMIC_BATCHING_NOTE } } : {}),
       };
     },
 
@@ -197,40 +201,49 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
       const sv = version(req.modelName, req.modelVersion);
       const def = served(req.modelName).definition;
       sv.stats.started();
-      let queued = arrived;
       let batch: number | undefined;
       try {
         batch = batchSize(def, req.inputs, req.modelName);
-        await sv.slots.acquire();
-        queued = now();
-        try {
-          if (req.signal?.aborted) throw new AppError('CANCELLED', 'request cancelled before it ran');
-          const names = req.outputs?.map((o) => o.name);
-          const inferStart = now();
-          const outputs = await sv.model.run(req.inputs, names);
-          const inferEnd = now();
-          const shaped = outputs.map((t, i) => postProcess(def, t, req.outputs?.[i]?.classification));
-          const done = now();
-          sv.stats.succeeded(batch, {
-            queueNs: ns(arrived, queued),
-            computeInputNs: ns(queued, inferStart),
-            computeInferNs: ns(inferStart, inferEnd),
-            computeOutputNs: ns(inferEnd, done),
-            totalNs: ns(arrived, done),
-          });
-          return {
-            modelName: req.modelName,
-            modelVersion: sv.version,
-            ...(req.id !== undefined ? { id: req.id } : {}),
-            outputs: shaped,
-          };
-        } finally {
-          sv.slots.release();
-        }
+        const outputNames = req.outputs?.map((o) => o.name);
+        const ran = sv.batcher
+          ? await sv.batcher.submit({
+              inputs: req.inputs,
+              rows: batch,
+              outputNames,
+              timeoutUs: timeoutUs(req.parameters),
+              signal: req.signal,
+            })
+          : await runAlone(sv, req, batch, outputNames);
+        const postStart = now();
+        const shaped = ran.outputs.map((t, i) => postProcess(def, t, req.outputs?.[i]?.classification));
+        const done = now();
+        const timings = {
+          queueNs: ran.queueNs,
+          computeInputNs: ran.computeInputNs,
+          computeInferNs: ran.computeInferNs,
+          computeOutputNs: ran.computeOutputNs + ns(postStart, done),
+          totalNs: ns(arrived, done),
+        };
+        // The batcher reports its executions itself; alone, this request was one.
+        if (!sv.batcher) sv.stats.executed(batch, timings);
+        sv.stats.succeeded(batch, timings);
+        return {
+          modelName: req.modelName,
+          modelVersion: sv.version,
+          ...(req.id !== undefined ? { id: req.id } : {}),
+          outputs: shaped,
+        };
       } catch (err) {
-        // A request the model refused is OTHER; anything that broke inside the run is BACKEND.
+        // Turned away by the scheduler is REJECTED; refused by the model is OTHER; broken inside the run, BACKEND.
         const code = err instanceof AppError ? err.code : 'INTERNAL';
-        const reason = code === 'INVALID_ARGUMENT' ? 'OTHER' : code === 'CANCELLED' ? 'CANCELED' : 'BACKEND';
+        const reason =
+          err instanceof QueueRejection
+            ? 'REJECTED'
+            : code === 'INVALID_ARGUMENT'
+              ? 'OTHER'
+              : code === 'CANCELLED'
+                ? 'CANCELED'
+                : 'BACKEND';
         sv.stats.failed(ns(arrived, now()), reason, batch);
         throw err;
       }
@@ -286,6 +299,7 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
       transitions.set(name, 'UNLOADING');
       try {
         models.delete(name);
+        for (const [v, sv] of m.versions) sv.batcher?.close(unloadedMessage(name, v));
         retired.set(name, new Set([...(retired.get(name) ?? []), ...m.versions.keys()]));
         for (const v of m.versions.keys()) await sessions.unload(name, v);
         logger.info({ model: name }, 'model unloaded');
@@ -305,11 +319,71 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
 
     async close() {
       closing = true;
+      for (const [name, m] of models) {
+        for (const [v, sv] of m.versions) sv.batcher?.close(unloadedMessage(name, v));
+      }
       models.clear();
       await sessions.close();
     },
   };
   return core;
+}
+
+const unloadedMessage = (name: string, v: string) => `model '${name}' version ${v} is unloaded`;
+
+/** Triton's `timeout` request parameter, in microseconds; anything but a non-negative integer is ignored. */
+function timeoutUs(parameters: Record<string, unknown> | undefined): number | undefined {
+  const t = parameters?.timeout;
+  if (typeof t === 'bigint') return t >= 0n ? Number(t) : undefined;
+  return typeof t === 'number' && Number.isSafeInteger(t) && t >= 0 ? t : undefined;
+}
+
+/** The version's dynamic batcher, when its config asks for one and the model batches. */
+function batcherFor(
+  def: ModelDefinition,
+  model: LoadedModel,
+  slots: InstanceSlots,
+  stats: ModelStatistics,
+): DynamicBatcher | undefined {
+  const config = def.config.dynamic_batching;
+  if (!config || def.config.max_batch_size <= 0) return undefined;
+  return new DynamicBatcher({
+    maxBatchSize: def.config.max_batch_size,
+    config,
+    inputs: model.inputs,
+    slots,
+    run: (inputs, outputNames, owned) => model.run(inputs, outputNames, { moveInputs: owned }),
+    onExecution: (e) => {
+      if (e.ok) stats.executed(e.batchSize, e);
+    },
+  });
+}
+
+/** A request run as its own execution on an instance slot (no dynamic batching). */
+async function runAlone(
+  sv: ServedVersion,
+  req: CoreInferRequest,
+  rows: number,
+  outputNames: string[] | undefined,
+): Promise<BatchedAnswer> {
+  const arrived = now();
+  await sv.slots.acquire();
+  const queued = now();
+  try {
+    if (req.signal?.aborted) throw new AppError('CANCELLED', 'request cancelled before it ran');
+    const outputs = await sv.model.run(req.inputs, outputNames);
+    const ran = now();
+    return {
+      outputs,
+      batchSize: rows,
+      queueNs: ns(arrived, queued),
+      computeInputNs: 0,
+      computeInferNs: ns(queued, ran),
+      computeOutputNs: 0,
+    };
+  } finally {
+    sv.slots.release();
+  }
 }
 
 /** The request's batch size: the first dimension when the model batches (checked against max_batch_size). */

@@ -1,7 +1,8 @@
 /**
  * Per model version counters and cumulative durations, in the shape of Triton's statistics extension
  * (Triton statistics extension). One instance per loaded model version; the HTTP, gRPC and queue
- * paths all record into it, and the Prometheus metrics are read from it.
+ * paths all record into it, and the Prometheus metrics are read from it. As in Triton, requests and
+ * executions are counted apart: the dynamic batcher runs several requests in one execution.
  */
 export interface StatDuration {
   count: number;
@@ -54,12 +55,16 @@ export interface BatchSizeStats {
 
 export type FailureReason = 'REJECTED' | 'CANCELED' | 'BACKEND' | 'OTHER';
 
-/** Durations of one request's phases, in nanoseconds. */
-export interface RequestTimings {
-  queueNs: number;
+/** Durations of one model execution's phases, in nanoseconds. */
+export interface ExecutionTimings {
   computeInputNs: number;
   computeInferNs: number;
   computeOutputNs: number;
+}
+
+/** Durations of one request's phases, in nanoseconds: those of the execution it ran in, and its own waits. */
+export interface RequestTimings extends ExecutionTimings {
+  queueNs: number;
   /** Arrival to response. */
   totalNs: number;
 }
@@ -87,7 +92,10 @@ export class ModelStatistics {
     cache_hit: zero(),
     cache_miss: zero(),
   };
+  /** Per request batch size (Triton v1 `infer_stats`). */
   readonly #batches = new Map<number, BatchSizeStats>();
+  /** Per executed batch size (Triton v2 `batch_stats`). */
+  readonly #executions = new Map<number, BatchStats>();
   readonly #failures: Record<FailureReason, number> = { REJECTED: 0, CANCELED: 0, BACKEND: 0, OTHER: 0 };
 
   constructor(name: string, version: string) {
@@ -104,11 +112,11 @@ export class ModelStatistics {
     this.#pending++;
   }
 
+  /** One request answered: `batchSize` is its own rows (inference_count counts rows, as Triton's does). */
   succeeded(batchSize: number, t: RequestTimings): void {
     this.#pending--;
     this.#lastInference = Date.now();
     this.#inferenceCount += batchSize;
-    this.#executionCount++;
     add(this.#stats.success, t.totalNs);
     add(this.#stats.queue, t.queueNs);
     add(this.#stats.compute_input, t.computeInputNs);
@@ -117,6 +125,19 @@ export class ModelStatistics {
     const b = this.#batch(batchSize);
     add(b.success, t.totalNs);
     add(b.queue, t.queueNs);
+    add(b.compute_input, t.computeInputNs);
+    add(b.compute_infer, t.computeInferNs);
+    add(b.compute_output, t.computeOutputNs);
+  }
+
+  /** One model execution that succeeded, of `batchSize` rows however many requests it served. */
+  executed(batchSize: number, t: ExecutionTimings): void {
+    this.#executionCount++;
+    let b = this.#executions.get(batchSize);
+    if (!b) {
+      b = { batch_size: batchSize, compute_input: zero(), compute_infer: zero(), compute_output: zero() };
+      this.#executions.set(batchSize, b);
+    }
     add(b.compute_input, t.computeInputNs);
     add(b.compute_infer, t.computeInferNs);
     add(b.compute_output, t.computeOutputNs);
@@ -190,9 +211,8 @@ export class ModelStatistics {
         cache_hit: copy(s.cache_hit),
         cache_miss: copy(s.cache_miss),
       },
-      // Only batch sizes that completed a request, as Triton's v2 batch_stats.
-      batch_stats: [...this.#batches.values()]
-        .filter((b) => b.compute_infer.count > 0)
+      // Executed batch sizes, with compute time per execution, as Triton's v2 batch_stats.
+      batch_stats: [...this.#executions.values()]
         .sort((a, b) => a.batch_size - b.batch_size)
         .map((b) => ({
           batch_size: b.batch_size,
