@@ -1,4 +1,5 @@
-import { type LoadedModel, SessionCache, scanModelRepository } from '@nvcf/models';
+import { type LoadedModel, SessionCache } from '@nvcf/inference-server';
+import { scanModelRepository } from '@nvcf/models';
 import type { Call } from './load-driver.ts';
 import type { Payload } from './payloads.ts';
 

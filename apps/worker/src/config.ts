@@ -9,8 +9,8 @@ import {
 } from '@nvcf/service-kit';
 import type { ObjectStoreConfig } from '@nvcf/storage';
 import { z } from 'zod';
+import { MODEL_CONTROL_MODES, type ModelControlMode } from './access/public-core.ts';
 import { parseRestrictedApis, type RestrictedApis } from './access/restricted-apis.ts';
-import { MODEL_CONTROL_MODES, type ModelControlMode } from './inference-server/public-core.ts';
 
 const providerList = envString('cuda,cpu').transform((s) =>
   s

@@ -1,3 +1,4 @@
+import type { InferenceCore } from '@nvcf/inference-server';
 import {
   createInvocationConsumer,
   type FunctionRegistry,
@@ -13,7 +14,6 @@ import type { WorkerConfig } from './config.ts';
 import type { createFunctionModelLoader } from './function-models.ts';
 import { modelConcurrency } from './functions/model-capacity.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
-import type { InferenceCore } from './inference-server/core-types.ts';
 import { createInvocationProcessor, type ProcessorDeps } from './invocation-processor.ts';
 
 export interface ConsumerSync {

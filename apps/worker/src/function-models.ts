@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import type { InferenceCore } from '@nvcf/inference-server';
 import { modelConfigToText, parseModelConfigText } from '@nvcf/models';
 import type { FunctionVersion } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
@@ -14,7 +15,6 @@ import {
   type ModelArchiveLimits,
   type ObjectStore,
 } from '@nvcf/storage';
-import type { InferenceCore } from './inference-server/core-types.ts';
 
 export interface FunctionModelLoaderDeps {
   core: InferenceCore;

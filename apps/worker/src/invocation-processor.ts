@@ -1,3 +1,4 @@
+import type { InferenceCore } from '@nvcf/inference-server';
 import { isAppError } from '@nvcf/protocol';
 import type {
   EventStream,
@@ -15,7 +16,6 @@ import { runGenerative } from './inference/generative-runner.ts';
 import { decodeInferCall, type InferBody, type ModelRef } from './inference/infer-call.ts';
 import { answerInferCall } from './inference/infer-exchange.ts';
 import { problemResult } from './inference/problem-result.ts';
-import type { InferenceCore } from './inference-server/core-types.ts';
 
 export interface ProcessorDeps {
   store: RequestStore;

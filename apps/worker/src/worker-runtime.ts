@@ -1,4 +1,5 @@
 import { basename, resolve } from 'node:path';
+import { startInferenceCore } from '@nvcf/inference-server';
 import {
   createEventStream,
   createFunctionRegistry,
@@ -15,7 +16,6 @@ import { createFunctionModelLoader, removeUnreferencedFunctionModels } from './f
 import { startKserveGrpcServer } from './grpc/index.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { startKserveHttpServer } from './http/kserve-server.ts';
-import { startInferenceCore } from './inference-server/create-core.ts';
 import { createLargeResultStore } from './large-results.ts';
 import { startMetricsServer } from './metrics/metrics-server.ts';
 import { createTritonMetrics } from './metrics/triton-metrics.ts';

@@ -65,6 +65,7 @@ export {
   CLASSIFIER_LABELS,
   CLASSIFIER_LAYERS,
 } from './examples/classifier.ts';
+export { buildDensenetModel, DENSENET_CONFIG_PBTXT, writeDensenetModel } from './examples/densenet.ts';
 export { type GenerateOptions, generateExampleRepository } from './examples/generate-repository.ts';
 export {
   buildGenerativeModel,
@@ -84,6 +85,7 @@ export { writeModelVersion } from './examples/write-model.ts';
 export {
   buildModel,
   type Dim,
+  float32RawData,
   type InitializerSpec,
   type ModelSpec,
   type NodeSpec,
@@ -98,7 +100,3 @@ export {
   type ScanOptions,
   scanModelRepository,
 } from './repository/scan-repository.ts';
-export { EXECUTION_PROVIDERS, type ExecutionProvider, parseExecutionProviders } from './runtime/execution-providers.ts';
-export type { UnsupportedTensor } from './runtime/model-signature.ts';
-export type { LoadedModel, RunOptions } from './runtime/onnx-runner.ts';
-export { SessionCache, type SessionCacheOptions, type SessionLogger } from './runtime/session-cache.ts';

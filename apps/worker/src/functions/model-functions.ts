@@ -1,6 +1,6 @@
+import type { ModelMetadata } from '@nvcf/inference-server';
 import type { FunctionVersion } from '@nvcf/queue';
 import { v5 as uuidv5 } from 'uuid';
-import type { ModelMetadata } from '../inference-server/core-types.ts';
 
 /** Fixed namespace: a model's function id is the same on every start and every worker. */
 const MODEL_FUNCTION_NAMESPACE = '6f1c3b5e-8d1a-4f8e-9a57-2d4c2b9e7a10';

@@ -1,8 +1,8 @@
 import type { ServerDuplexStream, ServerUnaryCall, sendUnaryData, UntypedServiceImplementation } from '@grpc/grpc-js';
+import type { InferenceCore } from '@nvcf/inference-server';
 import { AppError } from '@nvcf/protocol';
 import type { Logger } from '@nvcf/service-kit';
 import type protobuf from 'protobufjs';
-import type { InferenceCore } from '../inference-server/core-types.ts';
 import { isServerFault } from '../triton-v1/request-status.ts';
 import { createTritonV1Service, type TritonV1Options, type TritonV1Service } from '../triton-v1/triton-v1-service.ts';
 import { compactFromDecoded, compactV1 } from '../triton-v1/v1-codec.ts';

@@ -6,11 +6,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Client, type ClientDuplexStream, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import type { InferenceCore } from '@nvcf/inference-server';
+import { startInferenceCore } from '@nvcf/inference-server';
 import { loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
 import { generateExampleRepository } from '@nvcf/models';
 import { createLogger } from '@nvcf/service-kit';
-import type { InferenceCore } from '../inference-server/core-types.ts';
-import { startInferenceCore } from '../inference-server/create-core.ts';
 import { type KserveGrpcServer, type KserveGrpcServerOptions, startKserveGrpcServer } from './kserve-grpc-server.ts';
 
 type Callback = (err: ServiceError | null, res: unknown) => void;

@@ -1,7 +1,7 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
+import type { InferenceCore } from '@nvcf/inference-server';
 import { type HealthCheckRequestMsg, unary } from '@nvcf/kserve-grpc';
 import { AppError } from '@nvcf/protocol';
-import type { InferenceCore } from '../inference-server/core-types.ts';
 
 /** The service names this server answers health checks for: the server as a whole. */
 const SERVED = new Set(['', 'inference.GRPCInferenceService']);

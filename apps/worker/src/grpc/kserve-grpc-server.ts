@@ -1,10 +1,10 @@
 import { Server } from '@grpc/grpc-js';
+import type { InferenceCore } from '@nvcf/inference-server';
 import { DEFAULT_MAX_RECEIVE_BYTES, loadKserveProtos, MAX_MESSAGE_BYTES, serveGrpc } from '@nvcf/kserve-grpc';
+import { createPublicCore, type SurfacePolicy } from '../access/public-core.ts';
 import type { RestrictedApis } from '../access/restricted-apis.ts';
 import { tritonV1GrpcDefinition } from '../grpc-v1/v1-grpc-definition.ts';
 import { createTritonV1GrpcService } from '../grpc-v1/v1-grpc-service.ts';
-import type { InferenceCore } from '../inference-server/core-types.ts';
-import { createPublicCore, type SurfacePolicy } from '../inference-server/public-core.ts';
 import type { TritonV1Options } from '../triton-v1/triton-v1-service.ts';
 import { createHealthService } from './health-service.ts';
 import { createKserveGrpcService, type KserveGrpcServiceOptions } from './kserve-grpc-service.ts';

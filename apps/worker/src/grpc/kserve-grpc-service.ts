@@ -1,4 +1,5 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
+import type { InferenceCore } from '@nvcf/inference-server';
 import {
   decodeModelInferRequest,
   encodeModelInferResponse,
@@ -12,7 +13,6 @@ import {
 import { modelConfigToJson } from '@nvcf/models';
 import { AppError } from '@nvcf/protocol';
 import type { Logger } from '@nvcf/service-kit';
-import type { InferenceCore } from '../inference-server/core-types.ts';
 import { modelStreamInfer } from './model-stream-infer.ts';
 import { repositoryLoadOptions } from './repository-load-options.ts';
 

@@ -1,6 +1,6 @@
+import type { LoadOptions } from '@nvcf/inference-server';
 import type { ModelRepositoryParameterMsg } from '@nvcf/kserve-grpc';
 import { AppError } from '@nvcf/protocol';
-import type { LoadOptions } from '../inference-server/core-types.ts';
 
 /**
  * RepositoryModelLoad's parameters as the core's load options (Triton model repository extension):

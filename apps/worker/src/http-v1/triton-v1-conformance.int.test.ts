@@ -5,12 +5,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateExampleRepository, protoFromJson, SessionCache } from '@nvcf/models';
+import { createInferenceCore, SessionCache } from '@nvcf/inference-server';
+import { generateExampleRepository, protoFromJson } from '@nvcf/models';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKserveHttpServer } from '../http/kserve-server.ts';
 import { type KserveFixture, startKserveFixture } from '../http/kserve-test-fixture.ts';
-import { createInferenceCore } from '../inference-server/inference-core.ts';
 import { decodeV1, parseV1Text, v1Schema } from '../triton-v1/v1-codec.ts';
 import type { InferResponseHeaderMsg, ServerStatusMsg } from '../triton-v1/v1-messages.ts';
 import { int32sOf, nvStatus, postV1Infer, SIMPLE_HEADER, simpleBody } from './v1-test-helpers.ts';

@@ -1,7 +1,7 @@
+import type { InferenceCore } from '@nvcf/inference-server';
 import { AppError, isAppError } from '@nvcf/protocol';
 import { type Logger, readRequestBody } from '@nvcf/service-kit';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
-import type { InferenceCore } from '../inference-server/core-types.ts';
 import { isServerFault } from '../triton-v1/request-status.ts';
 import { createTritonV1Service, type TritonV1Options, type TritonV1Service } from '../triton-v1/triton-v1-service.ts';
 import { parseV1Text } from '../triton-v1/v1-codec.ts';

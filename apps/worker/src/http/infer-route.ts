@@ -1,8 +1,8 @@
+import type { InferenceCore } from '@nvcf/inference-server';
 import { readRequestBody } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { decodeInferCall } from '../inference/infer-call.ts';
 import { answerInferCall } from '../inference/infer-exchange.ts';
-import type { InferenceCore } from '../inference-server/core-types.ts';
 import { modelPath, modelRoutes } from './model-path.ts';
 
 export interface InferRouteOptions {

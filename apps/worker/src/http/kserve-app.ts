@@ -1,9 +1,9 @@
+import type { InferenceCore } from '@nvcf/inference-server';
 import { accessLog, type Logger } from '@nvcf/service-kit';
 import { Hono } from 'hono';
+import { createPublicCore, type SurfacePolicy } from '../access/public-core.ts';
 import type { RestrictedApis } from '../access/restricted-apis.ts';
 import { tritonV1Routes } from '../http-v1/triton-v1-routes.ts';
-import type { InferenceCore } from '../inference-server/core-types.ts';
-import { createPublicCore, type SurfacePolicy } from '../inference-server/public-core.ts';
 import type { TritonV1Options } from '../triton-v1/triton-v1-service.ts';
 import { compressResponse } from './compress-response.ts';
 import { inferRoute } from './infer-route.ts';

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import type { InferenceCore } from '../inference-server/core-types.ts';
+import type { InferenceCore } from '@nvcf/inference-server';
 import { createKserveHttpApp, type KserveHttpOptions } from './kserve-app.ts';
 
 export interface KserveHttpServerOptions extends KserveHttpOptions {

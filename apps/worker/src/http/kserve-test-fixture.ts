@@ -1,11 +1,11 @@
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { InferenceCore } from '@nvcf/inference-server';
+import { startInferenceCore } from '@nvcf/inference-server';
 import { generateExampleRepository } from '@nvcf/models';
 import { decodeHttpInferResponse, type InferResponse, type Tensor } from '@nvcf/protocol';
 import { pino } from 'pino';
-import type { InferenceCore } from '../inference-server/core-types.ts';
-import { startInferenceCore } from '../inference-server/create-core.ts';
 import type { KserveHttpOptions } from './kserve-app.ts';
 import { type RunningKserveHttpServer, startKserveHttpServer } from './kserve-server.ts';
 

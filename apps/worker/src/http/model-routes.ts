@@ -1,6 +1,6 @@
+import type { InferenceCore } from '@nvcf/inference-server';
 import { modelConfigToJson } from '@nvcf/models';
 import { Hono } from 'hono';
-import type { InferenceCore } from '../inference-server/core-types.ts';
 import { modelPath, modelRoutes } from './model-path.ts';
 import { probe } from './server-routes.ts';
 

@@ -1,6 +1,6 @@
+import type { InferenceCore, LoadOptions } from '@nvcf/inference-server';
 import { AppError } from '@nvcf/protocol';
 import { type Context, Hono } from 'hono';
-import type { InferenceCore, LoadOptions } from '../inference-server/core-types.ts';
 import { parametersOf, readOptionalJsonObject } from './json-body.ts';
 
 export interface RepositoryRouteOptions {

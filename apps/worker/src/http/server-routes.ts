@@ -1,5 +1,5 @@
+import type { InferenceCore } from '@nvcf/inference-server';
 import { Hono } from 'hono';
-import type { InferenceCore } from '../inference-server/core-types.ts';
 
 /** 200 or 400, empty body: what Triton answers health and readiness probes with (Open Inference Protocol REST). */
 export const probe = (ok: boolean) => new Response(null, { status: ok ? 200 : 400 });

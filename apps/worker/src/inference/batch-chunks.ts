@@ -1,5 +1,5 @@
+import type { InferenceCore } from '@nvcf/inference-server';
 import type { Tensor, TensorData } from '@nvcf/protocol';
-import type { InferenceCore } from '../inference-server/core-types.ts';
 import type { InferCall } from './infer-call.ts';
 import { answerInferCall, type InferReply } from './infer-exchange.ts';
 

@@ -1,11 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { InferenceCore } from '@nvcf/inference-server';
+import { startInferenceCore } from '@nvcf/inference-server';
 import { generateExampleRepository } from '@nvcf/models';
 import { createLogger } from '@nvcf/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InferenceCore } from '../inference-server/core-types.ts';
-import { startInferenceCore } from '../inference-server/create-core.ts';
 import { runGenerative } from './generative-runner.ts';
 
 let dir: string;

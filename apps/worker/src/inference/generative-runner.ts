@@ -1,7 +1,7 @@
+import type { InferenceCore } from '@nvcf/inference-server';
 import { AppError } from '@nvcf/protocol';
 import type { EventStream, InvocationInput, InvocationResult } from '@nvcf/queue';
 import { z } from 'zod';
-import type { InferenceCore } from '../inference-server/core-types.ts';
 
 /**
  * An OpenAI-style request, as NVCF's LLM functions take them: chat (`messages`) or completions

@@ -1,5 +1,5 @@
+import type { CoreInferRequest, InferenceCore, RequestedOutput } from '@nvcf/inference-server';
 import { AppError, decodeHttpInferRequest, type InferRequest, parseInferRequest } from '@nvcf/protocol';
-import type { CoreInferRequest, InferenceCore, RequestedOutput } from '../inference-server/core-types.ts';
 
 /** The model a call addresses: no version means the latest ready one. */
 export interface ModelRef {

@@ -1,5 +1,5 @@
+import type { InferenceCore } from '@nvcf/inference-server';
 import { encodeHttpInferResponse } from '@nvcf/protocol';
-import type { InferenceCore } from '../inference-server/core-types.ts';
 import type { InferCall } from './infer-call.ts';
 
 /** An encoded KServe V2 infer response: JSON, or JSON + binary with its header length. */

@@ -1,12 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { InferenceCore } from '@nvcf/inference-server';
+import { startInferenceCore } from '@nvcf/inference-server';
 import { generateExampleRepository } from '@nvcf/models';
 import type { Tensor } from '@nvcf/protocol';
 import { createLogger } from '@nvcf/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InferenceCore } from '../inference-server/core-types.ts';
-import { startInferenceCore } from '../inference-server/create-core.ts';
 import { startMetricsServer } from './metrics-server.ts';
 import { createTritonMetrics } from './triton-metrics.ts';
 

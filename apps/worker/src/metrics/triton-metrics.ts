@@ -1,6 +1,5 @@
+import type { InferenceCore, ModelStatistics, ModelStatisticsSnapshot } from '@nvcf/inference-server';
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { InferenceCore } from '../inference-server/core-types.ts';
-import type { ModelStatistics, ModelStatisticsSnapshot } from '../inference-server/model-statistics.ts';
 
 const LABELS = ['model', 'version'] as const;
 

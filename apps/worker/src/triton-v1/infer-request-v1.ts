@@ -1,3 +1,4 @@
+import type { CoreInferRequest, RequestedOutput } from '@nvcf/inference-server';
 import { apiDatatype, type ModelConfig, type ModelInputConfig } from '@nvcf/models';
 import {
   AppError,
@@ -8,7 +9,6 @@ import {
   formatShape,
   type Tensor,
 } from '@nvcf/protocol';
-import type { CoreInferRequest, RequestedOutput } from '../inference-server/core-types.ts';
 import {
   FLAG_SEQUENCE_END,
   FLAG_SEQUENCE_START,

@@ -1,6 +1,6 @@
+import type { CoreInferResponse } from '@nvcf/inference-server';
 import { configDataType } from '@nvcf/models';
 import { AppError, encodeBinaryTensorData } from '@nvcf/protocol';
-import type { CoreInferResponse } from '../inference-server/core-types.ts';
 import { batchClasses } from './classes-v1.ts';
 import type { V1InferPlan } from './infer-request-v1.ts';
 import type { InferResponseHeaderMsg, ResponseOutputMsg } from './v1-messages.ts';

@@ -1,7 +1,6 @@
+import type { BatchSizeStats, InferenceCore, ModelState, ServerState, StatDuration } from '@nvcf/inference-server';
 import { modelConfigToProto } from '@nvcf/models';
 import { AppError } from '@nvcf/protocol';
-import type { InferenceCore, ModelState, ServerState } from '../inference-server/core-types.ts';
-import type { BatchSizeStats, StatDuration } from '../inference-server/model-statistics.ts';
 import type {
   InferRequestStatsMsg,
   ModelReadyState,

@@ -1,6 +1,5 @@
+import type { InferenceCore, StatDuration } from '@nvcf/inference-server';
 import { AppError } from '@nvcf/protocol';
-import type { InferenceCore } from '../inference-server/core-types.ts';
-import type { StatDuration } from '../inference-server/model-statistics.ts';
 import { decodeV1InferRequest, type V1RawInputs } from './infer-request-v1.ts';
 import { encodeV1InferResponse, type V1InferResult } from './infer-response-v1.ts';
 import { createRequestStatuses } from './request-status.ts';

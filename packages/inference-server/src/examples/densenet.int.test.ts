@@ -1,12 +1,10 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildDensenetModel, parseModelConfigText, scanModelRepository, writeDensenetModel } from '@nvcf/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseModelConfigText } from '../config/parse-model-config.ts';
-import { scanModelRepository } from '../repository/scan-repository.ts';
 import type { LoadedModel } from '../runtime/onnx-runner.ts';
 import { SessionCache } from '../runtime/session-cache.ts';
-import { buildDensenetModel, writeDensenetModel } from './densenet.ts';
 
 const silent = { info() {}, warn() {} };
 let dir: string;

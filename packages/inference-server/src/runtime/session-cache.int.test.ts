@@ -1,9 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateExampleRepository, type ModelVersionEntry, scanModelRepository } from '@nvcf/models';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generateExampleRepository } from '../examples/generate-repository.ts';
-import { type ModelVersionEntry, scanModelRepository } from '../repository/scan-repository.ts';
 import { SessionCache, type SessionCacheOptions } from './session-cache.ts';
 
 type LogLine = { level: 'info' | 'warn'; obj: Record<string, unknown>; msg?: string };

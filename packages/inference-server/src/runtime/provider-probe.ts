@@ -1,5 +1,5 @@
+import { buildModel, OnnxElemType } from '@nvcf/models';
 import * as ort from 'onnxruntime-node';
-import { buildModel, OnnxElemType } from '../onnx/builder.ts';
 import { type ExecutionProvider, ortProviderName } from './execution-providers.ts';
 
 export interface ProviderProbe {

@@ -1,5 +1,4 @@
 import { readdir } from 'node:fs/promises';
-import type { LoadedModel, SessionCache } from '@nvcf/models';
 import {
   AppError,
   classify,
@@ -9,6 +8,8 @@ import {
   versionNotReadyMessage,
 } from '@nvcf/protocol';
 import type { Logger } from '@nvcf/service-kit';
+import type { LoadedModel } from '../runtime/onnx-runner.ts';
+import type { SessionCache } from '../runtime/session-cache.ts';
 import { defineModel, type ModelDefinition, readModelSource } from './config-source.ts';
 import type {
   CoreInferRequest,

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import {
   apiDatatype,
   autoCompleteConfig,
-  type LoadedModel,
   type ModelConfig,
   type ModelVersionEntry,
   parseModelConfigJson,
@@ -14,6 +13,7 @@ import {
   validateConfigAgainstModel,
 } from '@nvcf/models';
 import { AppError, type TensorSpec } from '@nvcf/protocol';
+import type { LoadedModel } from '../runtime/onnx-runner.ts';
 
 /** What the repository says about a model before its sessions exist. */
 export interface ModelSource {

@@ -1,6 +1,6 @@
+import type { InferenceCore } from '@nvcf/inference-server';
 import { AppError, unknownModelError } from '@nvcf/protocol';
 import { isFunctionModelName } from '@nvcf/storage';
-import type { InferenceCore } from './core-types.ts';
 
 /** Triton's `--model-control-mode`: `none` refuses load/unload over the network, `explicit` allows them. */
 export const MODEL_CONTROL_MODES = ['none', 'explicit'] as const;

@@ -4,13 +4,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { generateExampleRepository, SIMPLE_CONFIG_PBTXT, scanModelRepository } from '@nvcf/models';
 import type { Tensor } from '@nvcf/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scanModelRepository } from '../repository/scan-repository.ts';
 import type { LoadedModel } from '../runtime/onnx-runner.ts';
 import { SessionCache } from '../runtime/session-cache.ts';
-import { generateExampleRepository } from './generate-repository.ts';
-import { SIMPLE_CONFIG_PBTXT } from './simple.ts';
 
 const silent = { info() {}, warn() {} };
 const sha256 = async (path: string) =>
@@ -54,7 +52,7 @@ describe('generateExampleRepository', () => {
   });
 
   it('has a CLI that writes the repository to the given directory', async () => {
-    const cli = join(import.meta.dirname, '../cli/generate-examples.ts');
+    const cli = join(import.meta.dirname, '../../../models/src/cli/generate-examples.ts');
     const { stdout } = await promisify(execFile)(process.execPath, [cli, join(dir, 'cli')]);
     expect(stdout).toContain(join(dir, 'cli'));
     expect(await sha256(join(dir, 'cli/classifier/1/model.onnx'))).toBe(

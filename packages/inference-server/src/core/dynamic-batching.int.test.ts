@@ -1,17 +1,12 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  buildModel,
-  type LoadedModel,
-  type ModelVersionEntry,
-  OnnxElemType,
-  SessionCache,
-  writeModelVersion,
-} from '@nvcf/models';
+import { buildModel, type ModelVersionEntry, OnnxElemType, writeModelVersion } from '@nvcf/models';
 import { AppError, type Tensor } from '@nvcf/protocol';
 import { createLogger } from '@nvcf/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LoadedModel } from '../runtime/onnx-runner.ts';
+import { SessionCache } from '../runtime/session-cache.ts';
 import { createInferenceCore, type StartableCore } from './inference-core.ts';
 
 /**

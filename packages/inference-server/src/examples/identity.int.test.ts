@@ -1,13 +1,17 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  generateExampleRepository,
+  IDENTITY_DATATYPES,
+  type IdentityDatatype,
+  identityModelName,
+  scanModelRepository,
+} from '@nvcf/models';
 import type { Datatype, Tensor } from '@nvcf/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scanModelRepository } from '../repository/scan-repository.ts';
 import type { LoadedModel } from '../runtime/onnx-runner.ts';
 import { SessionCache } from '../runtime/session-cache.ts';
-import { generateExampleRepository } from './generate-repository.ts';
-import { IDENTITY_DATATYPES, type IdentityDatatype, identityModelName } from './identity.ts';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
 const bytesOf = (v: ArrayBufferView) => [...new Uint8Array(v.buffer, v.byteOffset, v.byteLength)];

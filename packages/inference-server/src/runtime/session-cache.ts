@@ -1,5 +1,5 @@
+import { compareModelVersions, type ModelVersionEntry } from '@nvcf/models';
 import { AppError } from '@nvcf/protocol';
-import { compareModelVersions, type ModelVersionEntry } from '../repository/scan-repository.ts';
 import { type ExecutionProvider, ortProviderName, parseExecutionProviders } from './execution-providers.ts';
 import { type LoadedModel, type ModelHandle, startOnnxModel } from './onnx-runner.ts';
 import { type ProviderProbe, probeProviders } from './provider-probe.ts';

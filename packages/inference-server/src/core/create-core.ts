@@ -1,5 +1,5 @@
-import { SessionCache } from '@nvcf/models';
 import type { Logger } from '@nvcf/service-kit';
+import { SessionCache } from '../runtime/session-cache.ts';
 import type { InferenceCore } from './core-types.ts';
 import { createInferenceCore } from './inference-core.ts';
 

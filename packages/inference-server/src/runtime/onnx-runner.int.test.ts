@@ -1,12 +1,16 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  buildModel,
+  float32RawData,
+  generateExampleRepository,
+  OnnxElemType,
+  scanModelRepository,
+  writeModelVersion,
+} from '@nvcf/models';
 import type { Tensor } from '@nvcf/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateExampleRepository } from '../examples/generate-repository.ts';
-import { writeModelVersion } from '../examples/write-model.ts';
-import { buildModel, float32RawData, OnnxElemType } from '../onnx/builder.ts';
-import { scanModelRepository } from '../repository/scan-repository.ts';
 import type { LoadedModel } from './onnx-runner.ts';
 import { SessionCache } from './session-cache.ts';
 
