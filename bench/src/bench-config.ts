@@ -1,12 +1,14 @@
 /**
- * The sections one run can measure (`BENCH_SECTIONS`, default all three):
+ * The sections one run can measure (`BENCH_SECTIONS`, default all four):
  *   pexec   the invocation path (gateway → Redis → worker) over HTTP pexec and gateway gRPC ModelInfer,
  *           beside inproc and the bare BullMQ round trip,
  *   kserve  the worker's own KServe V2 surfaces (HTTP JSON, HTTP binary, gRPC) beside a bare HTTP echo,
  *   stream  SSE streaming of the `generative` function (time to first event, per-event overhead) beside an
- *           in-process greedy decode loop of the same model.
+ *           in-process greedy decode loop of the same model,
+ *   compute the worker's compute on `densenet_onnx` over KServe HTTP binary: dynamic batching on vs off, and
+ *           two model instances vs one.
  */
-export const SECTIONS = ['pexec', 'kserve', 'stream'] as const;
+export const SECTIONS = ['pexec', 'kserve', 'stream', 'compute'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 /** What one `pnpm bench` run measures; every knob is an env variable so a run can be repeated exactly. */
@@ -32,6 +34,14 @@ export interface BenchConfig {
   streamTokens: number;
   streamRuns: number;
   streamWarmupRuns: number;
+  /** The compute section: window per row (after BENCH_WARMUP_SECONDS), in flight per comparison, batcher delay. */
+  computeMeasureSeconds: number;
+  /** Requests in flight for dynamic batching on vs off: enough to fill batches of max_batch_size (8) many times over. */
+  computeBatchingConcurrency: number;
+  /** Requests in flight for 2 instances vs 1: enough to keep both instances busy. */
+  computeInstancesConcurrency: number;
+  /** `max_queue_delay_microseconds` of the batched variant. */
+  computeQueueDelayUs: number;
 }
 
 function positive(env: NodeJS.ProcessEnv, name: string, def: number): number {
@@ -84,5 +94,9 @@ export function loadBenchConfig(env: NodeJS.ProcessEnv = process.env): BenchConf
     streamTokens: integer(env, 'BENCH_STREAM_TOKENS', 64, 2),
     streamRuns: integer(env, 'BENCH_STREAM_RUNS', 20, 1),
     streamWarmupRuns: integer(env, 'BENCH_STREAM_WARMUP_RUNS', 3, 0),
+    computeMeasureSeconds: positive(env, 'BENCH_COMPUTE_SECONDS', 5),
+    computeBatchingConcurrency: integer(env, 'BENCH_COMPUTE_BATCHING_CONCURRENCY', 64, 1),
+    computeInstancesConcurrency: integer(env, 'BENCH_COMPUTE_INSTANCES_CONCURRENCY', 8, 1),
+    computeQueueDelayUs: integer(env, 'BENCH_COMPUTE_QUEUE_DELAY_US', 1000, 0),
   };
 }

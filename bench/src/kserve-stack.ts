@@ -1,8 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { credentials, type ServiceError } from '@grpc/grpc-js';
-// Not exported by @nvcf/worker (its package exports only `.`): imported by path to build the client from
-// the very .proto files and loader options the worker serves with.
+// The client is built from the very .proto files and loader options the worker serves with.
 import { loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
 import { decodeHttpInferResponse } from '@nvcf/protocol';
 import { freePort } from '@nvcf/testing';

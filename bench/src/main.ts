@@ -1,12 +1,14 @@
 /**
  * `pnpm bench`: requests/s and latency of the product, each figure beside a baseline measured in the same
- * run, on one private redis-server. Three sections (BENCH_SECTIONS, default all):
+ * run, on one private redis-server. Four sections (BENCH_SECTIONS, default all):
  *   pexec   inproc / pexec / grpc-invoke / bullmq-floor: the invocation path through gateway, Redis and
  *           worker, over HTTP pexec and the gateway's gRPC port (pexec-section.ts);
  *   kserve  the worker's KServe V2 HTTP JSON, HTTP binary and gRPC infer beside a bare Hono echo of the
  *           same sizes (kserve-section.ts);
  *   stream  SSE streaming of the `generative` function: time to first event and per-event overhead beside an
- *           in-process greedy decode loop of the same model (stream-section.ts).
+ *           in-process greedy decode loop of the same model (stream-section.ts);
+ *   compute `densenet_onnx` over the worker's KServe HTTP binary: dynamic batching on vs off, 2 model instances
+ *           vs 1 (compute-section.ts).
  * Prints a table per section and writes bench/results/<timestamp>.json and bench/results/latest.json.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,6 +18,8 @@ import { generateExampleRepository } from '@nvcf/models';
 import { startRedis } from '@nvcf/testing';
 import { Redis } from 'ioredis';
 import { loadBenchConfig } from './bench-config.ts';
+import { runComputeSection } from './compute-section.ts';
+import { formatComputeSection } from './compute-tables.ts';
 import { formatKserveTable, formatServerTable, formatSizes } from './kserve-report.ts';
 import { runKserveSection } from './kserve-section.ts';
 import { machineInfo } from './machine-info.ts';
@@ -49,6 +53,7 @@ try {
   const pexec = config.sections.includes('pexec') ? await runPexecSection(section) : { runs: [], comparisons: [] };
   const kserve = config.sections.includes('kserve') ? await runKserveSection(section) : undefined;
   const stream = config.sections.includes('stream') ? await runStreamSection(section) : undefined;
+  const compute = config.sections.includes('compute') ? await runComputeSection(section) : undefined;
 
   const report: BenchReport = {
     timestamp: new Date().toISOString(),
@@ -62,6 +67,7 @@ try {
     ...pexec,
     ...(kserve ? { kserve } : {}),
     ...(stream ? { stream } : {}),
+    ...(compute ? { compute } : {}),
   };
   const machine = report.machine as { cpuModel: string; cpuCount: number; node: string };
   console.log(`\n${machine.cpuModel} x${machine.cpuCount}, node ${machine.node}, redis ${redisVersion}`);
@@ -99,6 +105,7 @@ try {
     );
     console.log(formatStreamTable(stream));
   }
+  if (compute) console.log(`\n${formatComputeSection(compute)}`);
   const paths = await writeReport(join(import.meta.dirname, '../results'), report);
   console.log(`\nwrote ${paths.join(', ')}`);
 } finally {

@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ComputeReport } from './compute-report.ts';
 import type { KserveReport } from './kserve-report.ts';
 import type { LoadResult } from './load-driver.ts';
 import type { StreamReport } from './stream-section.ts';
@@ -39,6 +40,8 @@ export interface BenchReport {
   kserve?: KserveReport;
   /** The stream section, when run. */
   stream?: StreamReport;
+  /** The compute section, when run. */
+  compute?: ComputeReport;
 }
 
 export function compare(runs: RunRecord[]): Comparison[] {

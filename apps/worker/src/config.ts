@@ -1,3 +1,4 @@
+import { parseRestrictedApis, type RestrictedApis } from '@nvcf/inference-server';
 import {
   envBool,
   envInt,
@@ -10,7 +11,6 @@ import {
 import type { ObjectStoreConfig } from '@nvcf/storage';
 import { z } from 'zod';
 import { MODEL_CONTROL_MODES, type ModelControlMode } from './access/public-core.ts';
-import { parseRestrictedApis, type RestrictedApis } from './access/restricted-apis.ts';
 
 const providerList = envString('cuda,cpu').transform((s) =>
   s

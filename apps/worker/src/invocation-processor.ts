@@ -1,4 +1,10 @@
-import type { InferenceCore } from '@nvcf/inference-server';
+import {
+  answerInferCall,
+  decodeInferCall,
+  type InferBody,
+  type InferenceCore,
+  type ModelRef,
+} from '@nvcf/inference-server';
 import { isAppError } from '@nvcf/protocol';
 import type {
   EventStream,
@@ -13,8 +19,6 @@ import type { ObjectStore } from '@nvcf/storage';
 import { bindAssetInputs } from './inference/asset-inputs.ts';
 import { answerInChunks } from './inference/batch-chunks.ts';
 import { runGenerative } from './inference/generative-runner.ts';
-import { decodeInferCall, type InferBody, type ModelRef } from './inference/infer-call.ts';
-import { answerInferCall } from './inference/infer-exchange.ts';
 import { problemResult } from './inference/problem-result.ts';
 
 export interface ProcessorDeps {

@@ -1,4 +1,3 @@
-import { basename, resolve } from 'node:path';
 import { startInferenceCore } from '@nvcf/inference-server';
 import {
   createEventStream,
@@ -13,12 +12,9 @@ import { openObjectStore } from '@nvcf/storage';
 import type { WorkerConfig } from './config.ts';
 import { createConsumerSync } from './consumer-sync.ts';
 import { createFunctionModelLoader, removeUnreferencedFunctionModels } from './function-models.ts';
-import { startKserveGrpcServer } from './grpc/index.ts';
 import { startHeartbeat } from './heartbeat.ts';
-import { startKserveHttpServer } from './http/kserve-server.ts';
+import { startInferenceSurfaces } from './inference-surfaces.ts';
 import { createLargeResultStore } from './large-results.ts';
-import { startMetricsServer } from './metrics/metrics-server.ts';
-import { createTritonMetrics } from './metrics/triton-metrics.ts';
 
 export interface RunningWorker {
   workerId: string;
@@ -100,48 +96,13 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
 
   // The inference server's own surfaces over the same core: KServe V2 HTTP and gRPC, Triton metrics. They
   // refuse load/unload and hide function models unless configured otherwise; the queue above is unaffected.
-  const surfacePolicy = {
-    modelControl: config.modelControl,
-    exposeFunctionModels: config.exposeFunctionModels,
-    restrictedApis: config.restrictedApis,
-  };
-  const http =
-    config.httpPort >= 0
-      ? await startKserveHttpServer(core, {
-          host: config.host,
-          port: config.httpPort,
-          logger: log,
-          maxBodyBytes: config.maxHttpBodyBytes,
-          maxElements: config.maxTensorElements,
-          repositoryName: basename(resolve(config.modelRepository)),
-          strictReadiness: config.v1StrictReadiness,
-          serverId: config.v1ServerId,
-          ...surfacePolicy,
-        })
-      : undefined;
-  const grpc =
-    config.grpcPort >= 0
-      ? await startKserveGrpcServer(core, {
-          host: config.host,
-          port: config.grpcPort,
-          logger: log,
-          maxElements: config.maxTensorElements,
-          strictReadiness: config.v1StrictReadiness,
-          serverId: config.v1ServerId,
-          maxReceiveBytes: config.grpcMaxReceiveBytes,
-          ...surfacePolicy,
-        })
-      : undefined;
-  const metrics =
-    config.metricsPort >= 0
-      ? await startMetricsServer(createTritonMetrics(core), { host: config.host, port: config.metricsPort })
-      : undefined;
+  const surfaces = await startInferenceSurfaces(core, config, log);
   log.info(
     {
       functions: consumers.versionIds().length,
-      httpPort: http?.port,
-      grpcPort: grpc?.port,
-      metricsPort: metrics?.port,
+      httpPort: surfaces.ports.http || undefined,
+      grpcPort: surfaces.ports.grpc || undefined,
+      metricsPort: surfaces.ports.metrics || undefined,
     },
     'worker ready',
   );
@@ -152,7 +113,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     get versionIds() {
       return consumers.versionIds();
     },
-    ports: { http: http?.port ?? 0, grpc: grpc?.port ?? 0, metrics: metrics?.port ?? 0 },
+    ports: surfaces.ports,
     close() {
       closing ??= (async () => {
         clearInterval(periodic);
@@ -168,7 +129,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
           log.warn({ timeoutMs: config.shutdownTimeoutMs }, 'drain timed out; forcing close');
           await consumers.close(true);
         }
-        await Promise.all([http?.close(), grpc?.close(), metrics?.close()]);
+        await surfaces.close();
         await core.close();
         redis.disconnect();
         bullConnection.disconnect();

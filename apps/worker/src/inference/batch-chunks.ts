@@ -1,7 +1,5 @@
-import type { InferenceCore } from '@nvcf/inference-server';
+import { answerInferCall, type InferCall, type InferenceCore, type InferReply } from '@nvcf/inference-server';
 import type { Tensor, TensorData } from '@nvcf/protocol';
-import type { InferCall } from './infer-call.ts';
-import { answerInferCall, type InferReply } from './infer-exchange.ts';
 
 const rowsOf = (t: Tensor) => t.shape[0] ?? 0;
 const rowSize = (t: Tensor) => t.shape.slice(1).reduce((a, b) => a * b, 1);

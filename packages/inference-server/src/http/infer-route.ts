@@ -1,0 +1,31 @@
+import { readRequestBody } from '@nvcf/service-kit';
+import { Hono } from 'hono';
+import type { InferenceCore } from '../core/core-types.ts';
+import { decodeInferCall } from '../inference/infer-call.ts';
+import { answerInferCall } from '../inference/infer-exchange.ts';
+import { modelPath, modelRoutes } from './model-path.ts';
+
+export interface InferRouteOptions {
+  maxBodyBytes: number;
+  maxElements: number;
+}
+
+/**
+ * `POST /v2/models/{m}[/versions/{v}]/infer`: parse, run on the core, encode (Open Inference Protocol REST;
+ * Triton binary data extension).
+ */
+export function inferRoute(core: InferenceCore, opts: InferRouteOptions): Hono {
+  const app = new Hono();
+  app.on('POST', modelRoutes('infer'), async (c) => {
+    const body = await readRequestBody(c.req.raw, opts.maxBodyBytes);
+    const header = c.req.header('inference-header-content-length');
+    const call = decodeInferCall(core, modelPath(c), body, header, opts.maxElements);
+    // Aborted when the client disconnects: the core then drops the request if it is still queued.
+    const reply = await answerInferCall(core, call, c.req.raw.signal);
+    return new Response(new Uint8Array(reply.body.buffer, reply.body.byteOffset, reply.body.length), {
+      status: 200,
+      headers: { 'content-type': reply.contentType, ...reply.headers },
+    });
+  });
+  return app;
+}
