@@ -25,6 +25,11 @@ export interface CoreInferRequest {
   outputs?: RequestedOutput[];
   /** The caller went away (client disconnect, gRPC cancel or deadline): queued work is dropped. */
   signal?: AbortSignal;
+  /**
+   * The caller gives the inputs' buffers away (a request body it read for this call alone): the core may
+   * move them to a model instance's thread without copying, leaving them empty. Unset, they are copied.
+   */
+  inputsOwned?: boolean;
 }
 
 export interface CoreInferResponse {

@@ -12,6 +12,8 @@ export interface BatchableRequest {
   /** Triton's `timeout` request parameter, used when the queue policy allows the override. */
   timeoutUs?: number;
   signal?: AbortSignal;
+  /** The caller gives the inputs' buffers away (CoreInferRequest.inputsOwned). */
+  owned?: boolean;
 }
 
 /** Durations, in nanoseconds, of one model execution's phases. */
@@ -284,7 +286,11 @@ export class DynamicBatcher {
       // One request runs as it came: nothing to join, and its outputs need not be batch-major.
       const inputs = batch.length === 1 ? first.request.inputs : concatRequests(batch.map((e) => e.request.inputs));
       joined = this.#clock.now();
-      const outputs = await this.#o.run(inputs, first.request.outputNames, batch.length > 1);
+      const outputs = await this.#o.run(
+        inputs,
+        first.request.outputNames,
+        batch.length > 1 || first.request.owned === true,
+      );
       ran = this.#clock.now();
       parts = batch.length === 1 ? [outputs] : splitOutputs(outputs, rows);
     } catch (err) {

@@ -87,6 +87,16 @@ describe('inference core', () => {
     expect(after?.inference_stats.compute_infer.ns).toBeGreaterThan(0);
   });
 
+  it('moves the inputs to the model instance only when the caller gives them away', async () => {
+    const kept = simpleInputs(1);
+    await core.infer({ modelName: 'simple', inputs: kept });
+    expect(kept[0]?.data.length).toBe(16);
+    const given = simpleInputs(1);
+    const res = await core.infer({ modelName: 'simple', inputs: given, inputsOwned: true });
+    expect(given[0]?.data.length).toBe(0);
+    expect(res.outputs[0]?.data).toHaveLength(16);
+  });
+
   it('refuses with Triton texts: unknown model, unknown version, batch over max_batch_size', async () => {
     expect(await codeOf(core.infer({ modelName: 'nope', inputs: [] }))).toBe(
       "INVALID_ARGUMENT: Request for unknown model: 'nope' is not found",

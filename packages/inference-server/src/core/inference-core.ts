@@ -213,6 +213,7 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
               outputNames,
               timeoutUs: timeoutUs(req.parameters),
               signal: req.signal,
+              owned: req.inputsOwned === true,
             })
           : await runAlone(sv, req, batch, outputNames);
         const postStart = now();
@@ -372,7 +373,7 @@ async function runAlone(
   const queued = now();
   try {
     if (req.signal?.aborted) throw new AppError('CANCELLED', 'request cancelled before it ran');
-    const outputs = await sv.model.run(req.inputs, outputNames);
+    const outputs = await sv.model.run(req.inputs, outputNames, { moveInputs: req.inputsOwned === true });
     const ran = now();
     return {
       outputs,

@@ -20,8 +20,13 @@ export function inferRoute(core: InferenceCore, opts: InferRouteOptions): Hono {
     const body = await readRequestBody(c.req.raw, opts.maxBodyBytes);
     const header = c.req.header('inference-header-content-length');
     const call = decodeInferCall(core, modelPath(c), body, header, opts.maxElements);
-    // Aborted when the client disconnects: the core then drops the request if it is still queued.
-    const reply = await answerInferCall(core, call, c.req.raw.signal);
+    // Aborted when the client disconnects: the core then drops the request if it is still queued. The body was
+    // read for this call alone, so its tensors may move to the model's thread without a copy.
+    const reply = await answerInferCall(
+      core,
+      { ...call, request: { ...call.request, inputsOwned: true } },
+      c.req.raw.signal,
+    );
     return new Response(new Uint8Array(reply.body.buffer, reply.body.byteOffset, reply.body.length), {
       status: 200,
       headers: { 'content-type': reply.contentType, ...reply.headers },

@@ -2,6 +2,11 @@ import type { Tensor } from '@nvcf/protocol';
 import { describe, expect, it } from 'vitest';
 import { forTransfer } from './tensor-transfer.ts';
 
+function dataOf<T extends Tensor['data']>(t: Tensor | undefined): T {
+  if (!t) throw new Error('missing tensor');
+  return t.data as T;
+}
+
 const fp32 = (data: Float32Array): Tensor => ({ name: 'x', datatype: 'FP32', shape: [data.length], data });
 
 describe('forTransfer', () => {
@@ -12,17 +17,38 @@ describe('forTransfer', () => {
     expect(transfer).toEqual([data.buffer]);
   });
 
-  it('copies a view into a larger buffer: only its bytes, and the buffer stays whole for its other users', () => {
+  it('moves a view into a larger buffer whole: it keeps its offset on the other side, no byte copied', () => {
     const body = new Float32Array([9, 1, 2, 3, 9]);
     const view = body.subarray(1, 4);
-    const { tensors, transfer } = forTransfer([fp32(view)]);
+    const { tensors, transfer } = forTransfer([fp32(view), fp32(body.subarray(4))]);
+    expect(transfer).toEqual([body.buffer]);
+    const [a, b] = structuredClone(tensors, { transfer });
+    expect([...dataOf<Float32Array>(a)]).toEqual([1, 2, 3]);
+    expect(dataOf<Float32Array>(a).byteOffset).toBe(4);
+    expect([...dataOf<Float32Array>(b)]).toEqual([9]);
+    expect(dataOf<Float32Array>(b).buffer).toBe(dataOf<Float32Array>(a).buffer);
+    expect(body.length).toBe(0);
+  });
+
+  it('copies only the bytes of a view its owner keeps: the buffer stays whole for its other users', () => {
+    const body = new Float32Array([9, 1, 2, 3, 9]);
+    const view = body.subarray(1, 4);
+    const { tensors, transfer } = forTransfer([fp32(view)], false);
     const sent = tensors[0]?.data as Float32Array;
-    expect(sent).not.toBe(view);
     expect([...sent]).toEqual([1, 2, 3]);
     expect(sent.buffer.byteLength).toBe(12);
     expect(transfer).toEqual([sent.buffer]);
     structuredClone(tensors, { transfer });
     expect([...body]).toEqual([9, 1, 2, 3, 9]);
+  });
+
+  it("never moves Node's pooled Buffer slab", () => {
+    const small = Buffer.from([1, 2, 3]);
+    expect(small.buffer.byteLength).toBe(Buffer.poolSize);
+    const { tensors, transfer } = forTransfer([{ name: 'b', datatype: 'UINT8', shape: [3], data: small }]);
+    const [received] = structuredClone(tensors, { transfer });
+    expect([...small]).toEqual([1, 2, 3]);
+    expect([...dataOf<Uint8Array>(received)]).toEqual([1, 2, 3]);
   });
 
   it('copies what its owner keeps (move false), and a Buffer becomes a plain Uint8Array', () => {
@@ -39,11 +65,10 @@ describe('forTransfer', () => {
     expect(tensors[1]?.data).toBeInstanceOf(Uint8Array);
   });
 
-  it('transfers a buffer shared by two tensors once, copying the second', () => {
+  it('transfers a buffer shared by two tensors once', () => {
     const data = new Float32Array([1, 2]);
     const { transfer } = forTransfer([fp32(data), fp32(data)]);
-    expect(transfer).toHaveLength(2);
-    expect(new Set(transfer).size).toBe(2);
+    expect(transfer).toEqual([data.buffer]);
   });
 
   it('leaves BYTES elements to be cloned', () => {

@@ -1,12 +1,12 @@
 import type { Tensor } from '@nvcf/protocol';
 
 /**
- * Prepares tensors to cross to another thread. With `move`, each typed array that is the sole view of its
- * ArrayBuffer is transferred without a copy (the sender's view becomes empty: the tensor belongs to the
- * receiver). Any other view — a slice of a request body, Node's pooled Buffer slab, a row range of a batch, or
- * a tensor its owner keeps — is copied, just the view's bytes, and the copy transferred: transferring the view
- * would detach the whole buffer under everyone else holding it, and structured cloning would copy the whole
- * buffer, not just the view. BYTES elements are small and cloned.
+ * Prepares tensors to cross to another thread. With `move` (the caller gives its buffers away), each typed
+ * array's ArrayBuffer is transferred without a copy, whole: a view into a request body keeps its offset on the
+ * other side, and tensors sharing one body share it there too; the sender's views become empty. Node's
+ * pooled Buffer slab is never moved (other Buffers live in it). Without `move` — a tensor its owner keeps,
+ * or a row range of a batch it will slice again — just the view's bytes are copied and the copy transferred:
+ * structured cloning would copy the whole buffer, not just the view. BYTES elements are small and cloned.
  */
 export function forTransfer(tensors: readonly Tensor[], move = true): { tensors: Tensor[]; transfer: ArrayBuffer[] } {
   const transfer: ArrayBuffer[] = [];
@@ -15,18 +15,12 @@ export function forTransfer(tensors: readonly Tensor[], move = true): { tensors:
     if (Array.isArray(t.data)) return t;
     const data = t.data;
     const { buffer } = data;
-    const sole =
-      move &&
-      buffer instanceof ArrayBuffer &&
-      !seen.has(buffer) &&
-      data.byteOffset === 0 &&
-      data.byteLength === buffer.byteLength &&
-      // Node's Buffer.allocUnsafe pool and external (native-owned) memory cannot be moved.
-      buffer.byteLength > 0 &&
-      !isPooled(data);
-    if (sole) {
-      seen.add(buffer);
-      transfer.push(buffer);
+    const movable = move && buffer instanceof ArrayBuffer && buffer.byteLength > 0 && !isPoolSlab(buffer);
+    if (movable) {
+      if (!seen.has(buffer)) {
+        seen.add(buffer);
+        transfer.push(buffer);
+      }
       return t;
     }
     const copy = copyView(data);
@@ -48,7 +42,7 @@ function copyView<T extends NumericData>(data: T): T & { buffer: ArrayBuffer } {
   return new View(bytes.buffer);
 }
 
-/** A Buffer carved from Node's shared pool still spans the pool only if it is exactly the pool's size. */
-function isPooled(data: ArrayBufferView): boolean {
-  return Buffer.isBuffer(data) && data.byteLength === Buffer.poolSize;
+/** Node's Buffer.allocUnsafe pool: small Buffers are carved from slabs of exactly this size. */
+function isPoolSlab(buffer: ArrayBuffer): boolean {
+  return buffer.byteLength === Buffer.poolSize;
 }
