@@ -5,7 +5,13 @@ describe('worker config', () => {
   it('defaults to cuda then cpu, one ORT thread each, and a 30 s drain', () => {
     const c = loadWorkerConfig({});
     expect(c.executionProviders).toEqual(['cuda', 'cpu']);
-    expect(c).toMatchObject({ intraOpThreads: 1, interOpThreads: 1, shutdownTimeoutMs: 30_000, concurrency: 0 });
+    expect(c).toMatchObject({
+      intraOpThreads: 1,
+      interOpThreads: 1,
+      shutdownTimeoutMs: 30_000,
+      concurrency: 0,
+      cpuInstances: 0,
+    });
     expect(c.workerId).toMatch(/^worker-/);
   });
 

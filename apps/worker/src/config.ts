@@ -42,6 +42,7 @@ export const WorkerEnv = z.object({
   ORT_EXECUTION_PROVIDERS: providerList,
   ORT_INTRA_OP_THREADS: envInt(1, 0, 256),
   ORT_INTER_OP_THREADS: envInt(1, 0, 256),
+  WORKER_CPU_INSTANCES: envInt(0, 0, 256),
   MAX_TENSOR_ELEMENTS: envInt(1 << 26, 1),
   MAX_HTTP_BODY_BYTES: envInt(64 * 1024 * 1024, 1),
   WORKER_LOCK_DURATION_MS: envInt(30_000, 500),
@@ -89,6 +90,8 @@ export interface WorkerConfig {
   /** Jobs active at once per function version; 0 follows the model (functions/model-capacity.ts). */
   concurrency: number;
   executionProviders: string[];
+  /** Instances (threads with a session) of a model whose config names no count; 0: one per core. */
+  cpuInstances: number;
   intraOpThreads: number;
   interOpThreads: number;
   maxTensorElements: number;
@@ -136,6 +139,7 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     workerId: env.WORKER_ID || `worker-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
     concurrency: env.WORKER_CONCURRENCY,
     executionProviders: env.ORT_EXECUTION_PROVIDERS,
+    cpuInstances: env.WORKER_CPU_INSTANCES,
     intraOpThreads: env.ORT_INTRA_OP_THREADS,
     interOpThreads: env.ORT_INTER_OP_THREADS,
     maxTensorElements: env.MAX_TENSOR_ELEMENTS,

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { freePort } from '@nvcf/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, fnId, gfetch, type Harness, pexec } from './harness.ts';
@@ -43,6 +44,11 @@ describe('inference off the event loop', () => {
     }
     // Every probe was answered while the run was still held; the median keeps one scheduler hiccup out.
     expect(await gate.enteredCount()).toBe(1);
+    // A model whose config names no instance count runs one instance per core here.
+    const config = (await (await fetch(`http://127.0.0.1:${port}/v2/models/held/config`)).json()) as {
+      instance_group: { count: number; kind: string }[];
+    };
+    expect(config.instance_group).toMatchObject([{ count: availableParallelism(), kind: 'KIND_CPU' }]);
     latencies.sort((a, b) => a - b);
     expect(latencies[2]).toBeLessThan(50);
     await gate.open();
@@ -77,8 +83,8 @@ describe('inference off the event loop', () => {
   it('with 2 instances two long requests run at the same time', async () => {
     const gw = await h.gateway();
     const gate = await createRunGate();
-    // `held` has no instance_group: ONNX Runtime's default for CPU models, two instances.
-    const worker = await h.spawnWorker(gate.env, { execArgv: gate.execArgv });
+    // `held` names no instance count: it gets WORKER_CPU_INSTANCES of them.
+    const worker = await h.spawnWorker({ ...gate.env, WORKER_CPU_INSTANCES: '2' }, { execArgv: gate.execArgv });
     const first = await accepted(gw.url, [1, 1, 1, 1]);
     const second = await accepted(gw.url, [2, 2, 2, 2]);
     // Both runs are inside the model at once; one at a time, the second could not start before the gate opens.

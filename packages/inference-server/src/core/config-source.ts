@@ -66,14 +66,18 @@ export async function readModelSource(repository: string, name: string, configOv
 }
 
 /** Completes the config from the loaded sessions (Triton's auto-complete) and checks it against them. */
-export async function defineModel(source: ModelSource, models: LoadedModel[]): Promise<ModelDefinition> {
+export async function defineModel(
+  source: ModelSource,
+  models: LoadedModel[],
+  opts: { cpuInstances?: number } = {},
+): Promise<ModelDefinition> {
   const newest = models.at(-1);
   if (!newest) throw new Error(`failed to load '${source.name}': no version loaded`);
-  const config = autoCompleteConfig(source.config, {
-    name: source.name,
-    inputs: newest.inputs,
-    outputs: newest.outputs,
-  });
+  const config = autoCompleteConfig(
+    source.config,
+    { name: source.name, inputs: newest.inputs, outputs: newest.outputs },
+    opts.cpuInstances === undefined ? {} : { cpuInstances: opts.cpuInstances },
+  );
   for (const m of models) validateConfigAgainstModel(config, m);
   const labels = new Map<string, string[]>();
   for (const out of config.output) {

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Logger } from '@nvcf/service-kit';
 import { SessionCache } from '../runtime/session-cache.ts';
 import type { InferenceCore } from './core-types.ts';
@@ -8,6 +9,8 @@ export interface CoreConfig {
   executionProviders: string[];
   intraOpThreads: number;
   interOpThreads: number;
+  /** Instances of a model whose config names no count: 0 one per core; absent, Triton's 2. */
+  cpuInstances?: number;
 }
 
 /** Builds the core over a model repository and loads every model in it. */
@@ -18,7 +21,14 @@ export async function startInferenceCore(config: CoreConfig, logger: Logger): Pr
     interOpNumThreads: config.interOpThreads,
     logger,
   });
-  const core = createInferenceCore({ repository: config.modelRepository, sessions, logger });
+  const core = createInferenceCore({
+    repository: config.modelRepository,
+    sessions,
+    logger,
+    ...(config.cpuInstances === undefined
+      ? {}
+      : { cpuInstances: config.cpuInstances > 0 ? config.cpuInstances : availableParallelism() }),
+  });
   await core.start();
   return core;
 }

@@ -43,6 +43,8 @@ export interface CoreOptions {
   sessions: SessionCache;
   logger: Logger;
   serverVersion?: string;
+  /** Instances of a model whose config names no instance count (Triton's ONNX Runtime default: 2). */
+  cpuInstances?: number;
 }
 
 const EXTENSIONS = ['classification', 'model_repository', 'model_configuration', 'binary_tensor_data', 'statistics'];
@@ -100,7 +102,9 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
       const source = await readModelSource(opts.repository, name, configOverride);
       const sessionsLoaded: LoadedModel[] = [];
       for (const entry of source.entries) sessionsLoaded.push(await sessions.load(entry));
-      const definition = await defineModel(source, sessionsLoaded);
+      // A GPU session per core would multiply device memory for nothing: one instance there, as Triton's one per GPU.
+      const onCpu = sessionsLoaded.every((m) => m.provider === 'cpu');
+      const definition = await defineModel(source, sessionsLoaded, { cpuInstances: onCpu ? opts.cpuInstances : 1 });
       // Each instance_group instance is a thread with its own session (Triton's model instances).
       for (const m of sessionsLoaded) await sessions.scale(name, m.version, definition.instanceCount);
       const loaded: ServedVersion[] = sessionsLoaded.map((model) => {

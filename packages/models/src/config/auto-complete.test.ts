@@ -242,6 +242,12 @@ describe('normalizeInstanceGroups', () => {
     ]);
   });
 
+  it('gives a KIND_CPU group without a count the CPU instance count the server sets', () => {
+    expect(normalizeInstanceGroups([], 'm', [], 4)).toEqual([{ name: 'm', kind: 'KIND_CPU', count: 4, gpus: [] }]);
+    expect(normalizeInstanceGroups([group({ kind: 'KIND_CPU', count: 3 })], 'm', [], 4)[0]?.count).toBe(3);
+    expect(normalizeInstanceGroups([group({ kind: 'KIND_GPU' })], 'm', [0], 4)[0]?.count).toBe(1);
+  });
+
   it('resolves KIND_AUTO to KIND_GPU on every GPU when GPUs exist, to KIND_CPU otherwise', () => {
     expect(normalizeInstanceGroups([], 'm', [0, 1])).toEqual([{ name: 'm', kind: 'KIND_GPU', count: 1, gpus: [0, 1] }]);
     expect(normalizeInstanceGroups([group({ gpus: [3] })], 'm', [0])).toEqual([

@@ -16,6 +16,8 @@ export interface AutoCompleteOptions {
   defaultMaxBatchSize?: number;
   /** GPU ids available to this server, for KIND_AUTO / KIND_GPU instance groups. Default none. */
   gpus?: number[];
+  /** Instances of a KIND_CPU group that names no count (Triton: 2). */
+  cpuInstances?: number;
 }
 
 const PLATFORM = 'onnxruntime_onnx';
@@ -61,7 +63,7 @@ const emptyDynamicBatching = (): DynamicBatchingConfig => ({
  *   and no scheduler is set an empty `dynamic_batching {}` is added; a non-batchable model with max_batch_size ≠ 0
  *   fails. Missing inputs/outputs are filled from the signature, the batch dim stripped when max_batch_size > 0.
  * - Normalisation: dynamic_batching without preferred sizes gets `[max_batch_size]`, sequence_batching an idle
- *   timeout of 1 s, `optimization` pinned-memory defaults, and instance groups their defaults (KIND_CPU × 2).
+ *   timeout of 1 s, `optimization` pinned-memory defaults, and instance groups their defaults (KIND_CPU × `cpuInstances`, Triton's 2).
  *
  * Proto3 cannot tell `max_batch_size: 0` from no max_batch_size, and neither can Triton: both are "unset" here.
  * Run {@link validateConfigAgainstModel} on the result before serving.
@@ -96,7 +98,7 @@ export function autoCompleteConfig(
   if (c.input.length + batchInputs === 0 || c.output.length === 0) completeFromModel(c, model, opts, fail);
 
   normalize(c);
-  c.instance_group = normalizeInstanceGroups(c.instance_group, c.name, opts.gpus);
+  c.instance_group = normalizeInstanceGroups(c.instance_group, c.name, opts.gpus, opts.cpuInstances);
   return c;
 }
 

@@ -2,7 +2,7 @@ import type { InstanceGroupConfig } from './model-config.ts';
 import { ModelConfigError } from './proto-schema.ts';
 
 /** ONNX Runtime is one of the backends Triton gives two CPU instances by default (TS model_configuration.md). */
-const ORT_DEFAULT_CPU_COUNT = 2;
+export const ORT_DEFAULT_CPU_COUNT = 2;
 
 /**
  * Triton core's NormalizeInstanceGroup for an ONNX Runtime model, which runs even with auto-complete disabled:
@@ -11,6 +11,7 @@ const ORT_DEFAULT_CPU_COUNT = 2;
  * `gpus` → every available GPU.
  *
  * @param availableGpus device ids this server can use (empty on a CPU-only host).
+ * @param cpuCount the count a KIND_CPU group without one gets (Triton's 2 unless the server says otherwise).
  * @throws ModelConfigError for a KIND_GPU group when no (or not the listed) GPUs are available.
  * @example
  * normalizeInstanceGroups([], 'simple', []); // [{ name: 'simple', kind: 'KIND_CPU', count: 2, gpus: [] }]
@@ -19,6 +20,7 @@ export function normalizeInstanceGroups(
   groups: readonly InstanceGroupConfig[],
   modelName: string,
   availableGpus: readonly number[] = [],
+  cpuCount = ORT_DEFAULT_CPU_COUNT,
 ): InstanceGroupConfig[] {
   const source: InstanceGroupConfig[] = groups.length
     ? groups.map((g) => ({ ...g, gpus: [...g.gpus] }))
@@ -30,7 +32,7 @@ export function normalizeInstanceGroups(
       const allPresent = g.gpus.every((id) => availableGpus.includes(id));
       g.kind = availableGpus.length && allPresent ? 'KIND_GPU' : 'KIND_CPU';
     }
-    if (g.count < 1) g.count = g.kind === 'KIND_CPU' ? ORT_DEFAULT_CPU_COUNT : 1;
+    if (g.count < 1) g.count = g.kind === 'KIND_CPU' ? Math.max(1, cpuCount) : 1;
     if (g.kind === 'KIND_GPU') {
       if (!g.gpus.length) g.gpus = [...availableGpus];
       const missing = g.gpus.filter((id) => !availableGpus.includes(id));
