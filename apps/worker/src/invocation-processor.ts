@@ -6,19 +6,13 @@ import {
   type ModelRef,
 } from '@nvcf/inference-server';
 import { isAppError } from '@nvcf/protocol';
-import type {
-  EventStream,
-  InvocationInput,
-  InvocationJob,
-  InvocationProcessor,
-  InvocationResult,
-  RequestStore,
-} from '@nvcf/queue';
+import type { EventStream, InvocationJob, InvocationProcessor, InvocationResult, RequestStore } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import type { ObjectStore } from '@nvcf/storage';
 import { bindAssetInputs } from './inference/asset-inputs.ts';
 import { answerInChunks } from './inference/batch-chunks.ts';
 import { runGenerative } from './inference/generative-runner.ts';
+import type { JobInput } from './inference/job-input.ts';
 import { problemResult } from './inference/problem-result.ts';
 
 export interface ProcessorDeps {
@@ -37,8 +31,8 @@ export interface ProcessorDeps {
   events: EventStream;
 }
 
-/** A job whose input is at hand (a `stored` one read back). */
-type ReadyJob = Omit<InvocationJob, 'input'> & { input: Exclude<InvocationInput, { kind: 'stored' }> };
+/** A job whose input is at hand. */
+type ReadyJob = Omit<InvocationJob, 'input'> & { input: JobInput };
 
 /** The request's event stream, noting whether this attempt appended anything to it. */
 function countAppends(events: EventStream): EventStream & { readonly appended: boolean } {
@@ -98,7 +92,8 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
         };
       }
     }
-    const reply = await answerInferCall(core, call);
+    // The decoded tensors are this job's alone (the chunked path above slices them; it did not run).
+    const reply = await answerInferCall(core, { ...call, request: { ...call.request, inputsOwned: true } });
     return {
       result: { status: 200, contentType: reply.contentType, body: reply.body, headers: reply.headers },
       eventsSent: false,
@@ -107,11 +102,10 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
 
   /** The job's body in the forms `/infer` takes, with inputs named by asset read from the object store. */
   async function decodeJob(job: ReadyJob) {
-    let body: InferBody =
-      job.input.kind === 'json' ? { json: job.input.value } : Buffer.from(job.input.base64, 'base64');
+    let body: InferBody = job.input.kind === 'json' ? { json: job.input.value } : job.input.bytes;
     let header = job.headers['inference-header-content-length'];
     if (job.input.kind === 'json') {
-      const referenced = new Set((job.headers['nvcf-function-asset-ids'] ?? '').split(',').filter(Boolean));
+      const referenced = new Set(job.assetIds ?? []);
       const bound = await bindAssetInputs(job.input.value, referenced, deps.objects, {
         maxElements: deps.maxTensorElements,
       });
@@ -125,13 +119,14 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
 
   /** The job with a `stored` input read back from the request store (undefined: it is gone). */
   async function withInput(job: InvocationJob): Promise<ReadyJob | undefined> {
-    if (job.input.kind !== 'stored') return { ...job, input: job.input };
+    const { input } = job;
+    if (input.kind === 'json') return { ...job, input: { kind: 'json', value: input.value } };
+    if (input.kind === 'bytes') return { ...job, input: { kind: 'bytes', bytes: Buffer.from(input.base64, 'base64') } };
     const raw = await store.loadInput(job.requestId);
     if (!raw) return undefined;
-    const { contentType } = job.input;
-    if (job.input.format === 'bytes')
-      return { ...job, input: { kind: 'bytes', contentType, base64: raw.toString('base64') } };
-    return { ...job, input: { kind: 'json', contentType, value: JSON.parse(raw.toString('utf8')) } };
+    // A copy of its own: ioredis hands out slices of its parser's buffers, and these bytes move to a model's thread.
+    if (input.format === 'bytes') return { ...job, input: { kind: 'bytes', bytes: Buffer.from(raw) } };
+    return { ...job, input: { kind: 'json', value: JSON.parse(raw.toString('utf8')) } };
   }
 
   return async (queued, ctx) => {

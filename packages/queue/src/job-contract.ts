@@ -24,6 +24,11 @@ export const InvocationJob = z.object({
   input: InvocationInput,
   /** Client headers the function may read (already stripped of credentials and hop-by-hop names). */
   headers: z.record(z.string(), z.string()).default({}),
+  /**
+   * Assets the caller referenced (`NVCF-INPUT-ASSET-REFERENCES`), already resolved and authorized by the
+   * gateway: the ids only; the bytes stay in the object store until the worker reads them.
+   */
+  assetIds: z.array(z.string().min(1)).optional(),
   enqueuedAt: z.number().int(),
   /**
    * The accepting gateway, waiting for the result: results up to `maxInlineBytes` are published to it

@@ -35,6 +35,8 @@ export interface InvokeRequest {
   versionId?: string;
   input: InvocationInput;
   headers: Record<string, string>;
+  /** Assets the caller referenced, resolved and authorized. */
+  assetIds?: string[];
   pollSeconds: number;
   /** Aborts when the client goes away: the wait ends, the request itself keeps running. */
   signal?: AbortSignal;
@@ -170,6 +172,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
           versionId: fv.versionId,
           input,
           headers: req.headers,
+          ...(req.assetIds && req.assetIds.length > 0 ? { assetIds: req.assetIds } : {}),
           enqueuedAt: Date.now(),
           reply: { gatewayId: completions.gatewayId, maxInlineBytes: deps.maxInlineResultBytes },
           ...(req.directOnly ? { directOnly: true } : {}),

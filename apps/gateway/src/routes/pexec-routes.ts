@@ -62,8 +62,6 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
       ownerSubject: c.get('principal').subject,
     });
     const headers = forwardedHeaders(c.req.raw.headers, opts.forwardHeaders);
-    // What NVCF's worker hands the inference step (NVCF function creation): the ids; the bytes stay in the asset store.
-    if (assetIds.length > 0) headers['nvcf-function-asset-ids'] = assetIds.join(',');
     const principal = principalId(c.get('principal'));
     const call = {
       body,
@@ -72,6 +70,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
       versionId,
       input,
       headers,
+      assetIds,
       pollSeconds,
       signal: c.req.raw.signal,
       ...(idempotency ? { idempotency } : {}),

@@ -33,7 +33,6 @@ describe('generative runner without a stream', () => {
       'r1',
       {
         kind: 'json',
-        contentType: 'application/json',
         value: { messages: [{ role: 'user', content: 'H' }], max_tokens: 200 },
       },
       undefined,
@@ -57,7 +56,6 @@ describe('generative runner without a stream', () => {
       'r3',
       {
         kind: 'json',
-        contentType: 'application/json',
         value: { prompt: 'H', temperature: 0.7, top_p: 0.7, max_tokens: 9, stream: false },
       },
       undefined,
@@ -77,7 +75,7 @@ describe('generative runner without a stream', () => {
         core,
         { name: 'generative', version: '1' },
         'r4',
-        { kind: 'json', contentType: 'application/json', value: { max_tokens: 4 } },
+        { kind: 'json', value: { max_tokens: 4 } },
         undefined,
       ),
     ).rejects.toThrow(/a prompt or messages is required/);
@@ -89,7 +87,7 @@ describe('generative runner without a stream', () => {
         core,
         { name: 'generative', version: '1' },
         'r2',
-        { kind: 'json', contentType: 'application/json', value: { max_tokens: 'many' } },
+        { kind: 'json', value: { max_tokens: 'many' } },
         undefined,
       ),
     ).rejects.toThrow(/invalid completion request/);

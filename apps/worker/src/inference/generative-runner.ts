@@ -1,7 +1,8 @@
 import type { InferenceCore } from '@nvcf/inference-server';
 import { AppError } from '@nvcf/protocol';
-import type { EventStream, InvocationInput, InvocationResult } from '@nvcf/queue';
+import type { EventStream, InvocationResult } from '@nvcf/queue';
 import { z } from 'zod';
+import type { JobInput } from './job-input.ts';
 
 /**
  * An OpenAI-style request, as NVCF's LLM functions take them: chat (`messages`) or completions
@@ -55,7 +56,7 @@ export async function runGenerative(
   core: InferenceCore,
   model: { name: string; version: string },
   requestId: string,
-  input: InvocationInput,
+  input: JobInput,
   stream: { events: EventStream } | undefined,
   progress?: (percent: number, partial: Buffer) => Promise<unknown>,
 ): Promise<InvocationResult> {
