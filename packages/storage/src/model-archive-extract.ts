@@ -219,11 +219,18 @@ function createExtraction(dest: string, limits: ModelArchiveLimits) {
       },
     });
     inputs.add(input);
+    // zlib can fail on the first chunks pushed below, before the pipeline is attached (it waits for the
+    // directory): without a listener that error would be uncaught. Kept, it is the entry's failure.
+    let early: unknown;
+    input.on('error', (err) => {
+      early ??= err;
+    });
     const task = (async () => {
       await mkdir(dirname(target), { recursive: true });
       await pipeline(input, meter, createWriteStream(target, { flags: 'wx' }));
     })()
-      .catch((err: unknown) => {
+      .catch((caught: unknown) => {
+        const err = early ?? caught;
         const code = String((err as { code?: unknown }).code);
         if (code.startsWith('Z_')) fail(refuse(`archive entry '${file.name}' is corrupt: ${(err as Error).message}`));
         else if (PATH_CONFLICTS.includes(code))
