@@ -135,6 +135,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
           const body = problem(404, gone, { source: 'nvcf-gateway', requestId });
           await store.complete(requestId, {
             status: 404,
+            code: 'NOT_FOUND',
             contentType: PROBLEM_CONTENT_TYPE,
             body: Buffer.from(JSON.stringify(body)),
           });

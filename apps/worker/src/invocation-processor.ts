@@ -5,8 +5,16 @@ import {
   type InferenceCore,
   type ModelRef,
 } from '@nvcf/inference-server';
+import { encodeModelInferResponse, serializeModelInferResponse } from '@nvcf/kserve-grpc';
 import { isAppError } from '@nvcf/protocol';
-import type { EventStream, InvocationJob, InvocationProcessor, InvocationResult, RequestStore } from '@nvcf/queue';
+import {
+  type EventStream,
+  type InvocationJob,
+  type InvocationProcessor,
+  type InvocationResult,
+  MODEL_INFER_RESPONSE_TYPE,
+  type RequestStore,
+} from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import type { ObjectStore } from '@nvcf/storage';
 import { bindAssetInputs } from './inference/asset-inputs.ts';
@@ -93,7 +101,13 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
       }
     }
     // The decoded tensors are this job's alone (the chunked path above slices them; it did not run).
-    const reply = await answerInferCall(core, { ...call, request: { ...call.request, inputsOwned: true } });
+    const request = { ...call.request, inputsOwned: true };
+    if (job.respond === 'kserve-grpc') {
+      // Rendered here, once, as the gateway's gRPC port sends it: no HTTP form in between.
+      const body = serializeModelInferResponse(encodeModelInferResponse(await core.infer(request)));
+      return { result: { status: 200, contentType: MODEL_INFER_RESPONSE_TYPE, body }, eventsSent: false };
+    }
+    const reply = await answerInferCall(core, { ...call, request });
     return {
       result: { status: 200, contentType: reply.contentType, body: reply.body, headers: reply.headers },
       eventsSent: false,
@@ -102,6 +116,10 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
 
   /** The job's body in the forms `/infer` takes, with inputs named by asset read from the object store. */
   async function decodeJob(job: ReadyJob) {
+    if (job.input.kind === 'kserve') {
+      const parts = { header: job.input.header, binary: job.input.binary };
+      return decodeInferCall(core, model, parts, undefined, deps.maxTensorElements);
+    }
     let body: InferBody = job.input.kind === 'json' ? { json: job.input.value } : job.input.bytes;
     let header = job.headers['inference-header-content-length'];
     if (job.input.kind === 'json') {
@@ -117,19 +135,35 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     return decodeInferCall(core, model, body, header, deps.maxTensorElements);
   }
 
-  /** The job with a `stored` input read back from the request store (undefined: it is gone). */
+  /** The job with its input at hand, bytes kept beside it read back (undefined: they are gone). */
   async function withInput(job: InvocationJob): Promise<ReadyJob | undefined> {
     const { input } = job;
     if (input.kind === 'json') return { ...job, input: { kind: 'json', value: input.value } };
     if (input.kind === 'bytes') return { ...job, input: { kind: 'bytes', bytes: Buffer.from(input.base64, 'base64') } };
+    if (input.kind === 'kserve' && input.binaryBytes === 0) {
+      return { ...job, input: { kind: 'kserve', header: input.header, binary: Buffer.alloc(0) } };
+    }
     const raw = await store.loadInput(job.requestId);
     if (!raw) return undefined;
     // A copy of its own: ioredis hands out slices of its parser's buffers, and these bytes move to a model's thread.
+    if (input.kind === 'kserve') {
+      if (raw.byteLength !== input.binaryBytes) return undefined;
+      return { ...job, input: { kind: 'kserve', header: input.header, binary: Buffer.from(raw) } };
+    }
     if (input.format === 'bytes') return { ...job, input: { kind: 'bytes', bytes: Buffer.from(raw) } };
     return { ...job, input: { kind: 'json', value: JSON.parse(raw.toString('utf8')) } };
   }
 
+  /** Whether the job's input (or part of it) was kept beside it, to drop once the request is answered. */
+  const keptBeside = (input: InvocationJob['input']) =>
+    input.kind === 'stored' || (input.kind === 'kserve' && input.binaryBytes > 0);
+
   return async (queued, ctx) => {
+    // The claim travels with the read of a kept input (one round trip); its answer is awaited before
+    // the model runs.
+    const claim = store.markInProgress(queued.requestId, queued.functionId, queued.versionId);
+    // Settled here so that an input found gone does not leave it rejected and unobserved.
+    claim.catch(() => undefined);
     const job = await withInput(queued);
     const log = deps.logger.child({
       requestId: queued.requestId,
@@ -140,7 +174,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
       // Only an expired request loses its input (both share the TTL): answer it, if anyone still can.
       log.warn('job skipped: its stored input is gone (the request expired)');
       const gone = problemResult(
-        500,
+        'INTERNAL',
         'Internal error: the invocation input expired before a worker took it',
         'nvcf-worker-service',
         queued.requestId,
@@ -149,8 +183,6 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
       return;
     }
     const started = performance.now();
-    // The claim's round trip overlaps decoding; its answer is awaited before the model runs.
-    const claim = store.markInProgress(job.requestId, job.functionId, job.versionId);
     let result: InvocationResult;
     /** The answer already went out as events (a generation or a chunked batch streamed as it ran). */
     let eventsSent = false;
@@ -166,14 +198,14 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     } catch (err) {
       await claim.catch(() => undefined);
       if (isAppError(err) && !err.retryable) {
-        result = problemResult(err.httpStatus, err.message, 'inference-service', job.requestId);
+        result = problemResult(err.code, err.message, 'inference-service', job.requestId);
       } else if (ctx.attempt < ctx.maxAttempts) {
         log.warn({ err, attempt: ctx.attempt }, 'inference failed; will retry');
         throw err;
       } else {
         log.error({ err, attempt: ctx.attempt }, 'inference failed; giving up');
         result = problemResult(
-          500,
+          'INTERNAL',
           'Internal error while making inference request',
           'nvcf-worker-service',
           job.requestId,
@@ -193,8 +225,10 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
       // A caller that cannot follow a 302 (gRPC) gets every result direct.
       result = await deps.largeResults.settle(job.requestId, result);
     }
-    const stored = await store.complete(job.requestId, result, job.reply);
-    if (queued.input.kind === 'stored') await store.dropInput(job.requestId).catch(() => undefined);
+    const [stored] = await Promise.all([
+      store.complete(job.requestId, result, job.reply),
+      keptBeside(queued.input) ? store.dropInput(job.requestId).catch(() => undefined) : undefined,
+    ]);
     log.debug({ status: result.status, ms: Math.round(performance.now() - started), stored }, 'job done');
   };
 }

@@ -16,6 +16,8 @@ export {
   MAX_MESSAGE_BYTES,
   PROTO_DIR,
   PROTO_LOADER_OPTIONS,
+  passEncodedResponses,
+  serializeModelInferResponse,
 } from './kserve-protos.ts';
 export * from './serve-grpc.ts';
 export { CONTENTS_FIELD, decodeTypedContents } from './typed-contents.ts';

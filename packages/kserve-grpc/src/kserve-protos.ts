@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { type GrpcObject, loadPackageDefinition, type ServiceClientConstructor } from '@grpc/grpc-js';
 import { loadSync, type Options, type PackageDefinition, type ServiceDefinition } from '@grpc/proto-loader';
+import type { ModelInferResponseMsg } from './kserve-messages.ts';
 
 /** The repository's own .proto files (wire-compatible with Triton's published ones): `<repo>/proto/`. */
 export const PROTO_DIR = fileURLToPath(new URL('../../../proto/', import.meta.url));
@@ -65,5 +66,32 @@ export function loadKserveClients(): {
   return {
     GRPCInferenceService: inference.GRPCInferenceService as ServiceClientConstructor,
     Health: health.Health as ServiceClientConstructor,
+  };
+}
+
+/**
+ * A ModelInferResponse as its wire bytes, for a process that renders an answer another process sends (a
+ * worker answering the gateway's gRPC port through the queue); `passEncodedResponses` lets the sender's
+ * service send such bytes as they are.
+ */
+export function serializeModelInferResponse(msg: ModelInferResponseMsg): Buffer {
+  return loadKserveProtos().inference.ModelInfer!.responseSerialize(msg);
+}
+
+/**
+ * The inference service definition with ModelInfer answers that may already be encoded: a handler returning
+ * a Buffer (`serializeModelInferResponse`'s bytes, made elsewhere) has it sent unchanged, anything else is
+ * serialized as usual.
+ */
+export function passEncodedResponses(inference: ServiceDefinition): ServiceDefinition {
+  const method = inference.ModelInfer;
+  if (!method) return inference;
+  const serialize = method.responseSerialize;
+  return {
+    ...inference,
+    ModelInfer: {
+      ...method,
+      responseSerialize: (value: object) => (Buffer.isBuffer(value) ? value : serialize(value)),
+    },
   };
 }

@@ -14,6 +14,17 @@ export const InvocationInput = z.discriminatedUnion('kind', [
    * `format` says how the worker reads them: parsed JSON, or bytes.
    */
   z.object({ kind: z.literal('stored'), contentType: z.string(), format: z.enum(['json', 'bytes']) }),
+  /**
+   * A KServe V2 infer request decoded where it arrived (the gateway's gRPC port): its JSON part as data,
+   * every input binary (`parameters.binary_data_size`), and the tensors' bytes — `binaryBytes` of them, in
+   * input order — kept raw beside the job (`RequestStore.saveInput`), never base64 inside it. No HTTP
+   * framing: the worker hands both parts to its core as they are.
+   */
+  z.object({
+    kind: z.literal('kserve'),
+    header: z.record(z.string(), z.unknown()),
+    binaryBytes: z.number().int().min(0),
+  }),
 ]);
 export type InvocationInput = z.infer<typeof InvocationInput>;
 
@@ -39,8 +50,18 @@ export const InvocationJob = z.object({
   stream: z.boolean().optional(),
   /** The caller cannot follow a 302 (gRPC): the result stays direct whatever its size. */
   directOnly: z.boolean().optional(),
+  /**
+   * How a success is rendered. Absent: as the HTTP response the function gives (KServe JSON or binary
+   * extension). `kserve-grpc`: a serialized `inference.ModelInferResponse` (content type
+   * `MODEL_INFER_RESPONSE_TYPE`) that the gateway's gRPC port sends as it is. A failure is problem+json
+   * with its error code beside it (`InvocationResult.code`) either way.
+   */
+  respond: z.enum(['kserve-grpc']).optional(),
 });
 export type InvocationJob = z.infer<typeof InvocationJob>;
+
+/** The content type of a result rendered `kserve-grpc`: protobuf bytes of one ModelInferResponse. */
+export const MODEL_INFER_RESPONSE_TYPE = 'application/x-protobuf; messageType="inference.ModelInferResponse"';
 
 /** BullMQ job name: one kind of job today; the name shows in Redis and in BullMQ tooling. */
 export const INVOCATION_JOB_NAME = 'invoke';

@@ -53,6 +53,29 @@ describe('request store', () => {
     expect((await store.take(id)).kind).toBe('delivered');
   });
 
+  it("keeps a failure's error code beside its rendering, for a read and for the inline reply", async () => {
+    const gatewayId = uuidv4();
+    const waiter = createCompletionWaiter(subscriber, keys, gatewayId);
+    await waiter.start();
+    try {
+      const [coded, plain] = [uuidv4(), uuidv4()];
+      await store.create(coded, 'f', 'v');
+      await store.create(plain, 'f', 'v');
+      const inline = waiter.register(coded, Date.now() + 10_000);
+      const failure: InvocationResult = { ...result(422, '{"detail":"no"}'), code: 'UNPROCESSABLE' };
+      await store.complete(coded, failure, { gatewayId, maxInlineBytes: 1024 });
+      await store.complete(plain, result(500, 'x'));
+      const got = await inline.outcome;
+      expect(got.kind === 'completed' && got.result).toMatchObject({ status: 422, code: 'UNPROCESSABLE' });
+      expect(got.kind === 'completed' && got.result?.body.toString()).toBe('{"detail":"no"}');
+      expect(await store.peek(coded)).toMatchObject({ kind: 'result', result: { status: 422, code: 'UNPROCESSABLE' } });
+      const uncoded = await store.take(plain);
+      expect(uncoded.kind === 'result' && 'code' in uncoded.result).toBe(false);
+    } finally {
+      await waiter.close();
+    }
+  });
+
   it('never lets a late duplicate overwrite a terminal state', async () => {
     const id = uuidv4();
     await store.create(id, 'f', 'v');

@@ -1,3 +1,4 @@
+import { ErrorCode } from '@nvcf/protocol';
 import type { Redis } from 'ioredis';
 import type { Keys } from './keys.ts';
 import { withRequestScripts } from './lua-scripts.ts';
@@ -11,6 +12,12 @@ export interface InvocationResult {
   contentType: string;
   body: Buffer;
   headers?: Record<string, string>;
+  /**
+   * A failure's error code, beside its rendering: a surface that speaks another protocol than the
+   * rendering's (the gateway's gRPC port) takes the code the worker meant instead of guessing it back
+   * from the HTTP status.
+   */
+  code?: ErrorCode;
   /**
    * A result too large to travel inline (NVCF: > 5 MiB) is kept in the object store under this key; the
    * client gets a 302 to a signed URL for it.
@@ -116,6 +123,7 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
         reply ? keys.replies(reply.gatewayId) : '',
         reply?.maxInlineBytes ?? 0,
         result.objectKey ?? '',
+        result.code ?? '',
       );
       return stored === 1;
     },
@@ -167,29 +175,44 @@ export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds:
       body: v[7] ?? Buffer.alloc(0),
       headers: JSON.parse(v[6]?.toString() || '{}') as Record<string, string>,
       ...(v[8] ? { objectKey: v[8].toString() } : {}),
+      ...errorCodeField(v[9]?.toString()),
     };
     return { kind: 'result', functionId, versionId, result };
   }
+}
+
+const ERROR_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCode));
+
+/** A stored error code as the result's field; nothing for none (or one this version does not know). */
+function errorCodeField(text: string | undefined): { code?: ErrorCode } {
+  return text && ERROR_CODES.has(text) ? { code: text as ErrorCode } : {};
 }
 
 /** Parses an inline reply frame (see complete-request.lua). Undefined when malformed. */
 export function parseReplyFrame(frame: Buffer): { requestId: string; result: InvocationResult } | undefined {
   const fields: string[] = [];
   let start = 0;
-  for (let i = 0; i < 4; i++) {
+  for (let i = 0; i < 5; i++) {
     const nl = frame.indexOf(10, start);
     if (nl < 0) return undefined;
     fields.push(frame.toString('utf8', start, nl));
     start = nl + 1;
   }
-  const [requestId, status, contentType, headers] = fields as [string, string, string, string];
+  const [requestId, status, code, contentType, headersJson] = fields as [string, string, string, string, string];
+  let headers: Record<string, string>;
+  try {
+    headers = JSON.parse(headersJson) as Record<string, string>;
+  } catch {
+    return undefined;
+  }
   return {
     requestId,
     result: {
       status: Number(status),
       contentType,
-      headers: JSON.parse(headers) as Record<string, string>,
+      headers,
       body: frame.subarray(start),
+      ...errorCodeField(code),
     },
   };
 }

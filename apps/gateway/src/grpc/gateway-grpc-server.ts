@@ -1,5 +1,12 @@
 import { Server, type UntypedServiceImplementation } from '@grpc/grpc-js';
-import { type HealthCheckRequestMsg, loadKserveProtos, MAX_MESSAGE_BYTES, serveGrpc, unary } from '@nvcf/kserve-grpc';
+import {
+  type HealthCheckRequestMsg,
+  loadKserveProtos,
+  MAX_MESSAGE_BYTES,
+  passEncodedResponses,
+  serveGrpc,
+  unary,
+} from '@nvcf/kserve-grpc';
 import { AppError } from '@nvcf/protocol';
 import { createCallAuthorizer } from './call-authorizer.ts';
 import {
@@ -63,7 +70,7 @@ export async function startGatewayGrpcServer(
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_connection_idle_ms': opts.idleTimeoutMs ?? 30_000,
   });
-  server.addService(protos.inference, createGatewayGrpcService({ ...deps, authorizer }, opts));
+  server.addService(passEncodedResponses(protos.inference), createGatewayGrpcService({ ...deps, authorizer }, opts));
   server.addService(protos.health, healthService());
   const serving = await serveGrpc(server, opts);
   deps.logger?.info({ port: serving.port }, 'gateway gRPC listening');

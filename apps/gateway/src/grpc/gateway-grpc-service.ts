@@ -9,7 +9,6 @@ import {
   decodeModelInferRequest,
   grpcError,
   type ModelInferRequestMsg,
-  type ModelInferResponseMsg,
   type NameVersionMsg,
   type UnaryImpl,
   unary,
@@ -80,8 +79,8 @@ const MAX_WAIT_MS = 24 * 3600 * 1000;
 /**
  * `inference.GRPCInferenceService` on the gateway (NVCF API: gRPC invocation): every RPC authenticates from its
  * metadata (`authorization`, `function-id`, optional `function-version-id`) and addresses that function.
- * ModelInfer is a pexec invocation of the function: encoded as a KServe binary-extension request,
- * queued, answered by a worker, decoded back into a ModelInferResponse. The metadata RPCs answer from the
+ * ModelInfer is a pexec invocation of the function: queued as a KServe request (JSON part as data, tensors
+ * as raw bytes), answered by a worker that renders the ModelInferResponse, sent on as those bytes. The metadata RPCs answer from the
  * function registry, without a queue trip. Errors are gRPC statuses (grpc-status.ts).
  */
 export function createGatewayGrpcService(
@@ -107,10 +106,11 @@ export function createGatewayGrpcService(
     }
   }
 
+  /** Answers with the worker's rendering of the response, sent as it is (`passEncodedResponses`). */
   async function modelInfer(
     msg: ModelInferRequestMsg,
-    call: ServerUnaryCall<ModelInferRequestMsg, ModelInferResponseMsg>,
-  ): Promise<ModelInferResponseMsg> {
+    call: ServerUnaryCall<ModelInferRequestMsg, Buffer>,
+  ): Promise<Buffer> {
     const windowMs = waitWindowMs(call.getDeadline(), defaultWaitMs);
     const waitUntil = Date.now() + windowMs;
     const caller = await authorized(call.metadata);
@@ -124,9 +124,7 @@ export function createGatewayGrpcService(
     const { fv } = await deps.functions.resolve(caller.functionId, caller.versionId);
     const request = decodeModelInferRequest(msg, decodeOpts);
     checkModel(fv, request.modelName, request.modelVersion);
-    const { input, headers } = encodeQueuedInfer(request, metadataHeaders(call.metadata), {
-      maxBodyBytes: opts.maxBodyBytes,
-    });
+    const { input, binary } = encodeQueuedInfer(request, { maxBodyBytes: opts.maxBodyBytes });
 
     // Nobody would wait for the answer: nothing is queued.
     if (call.cancelled) throw new AppError('CANCELLED', 'request cancelled by the client');
@@ -143,10 +141,12 @@ export function createGatewayGrpcService(
       outcome = await deps.invocations.invoke({
         principal: principalId(caller.principal),
         directOnly: true,
+        respond: 'kserve-grpc',
         functionId: fv.id,
         versionId: fv.versionId,
         input,
-        headers,
+        body: binary,
+        headers: metadataHeaders(call.metadata),
         pollSeconds: Math.max(0, waitUntil - Date.now()) / 1000,
         signal: aborter.signal,
       });
@@ -167,7 +167,7 @@ export function createGatewayGrpcService(
       throw new AppError('INTERNAL', `the result of request '${requestId}' is gone (expired or already delivered)`);
     }
     if (call.cancelled) throw new AppError('CANCELLED', 'request cancelled by the client');
-    const later = `its result can be fetched with GET /v2/nvcf/pexec/status/${requestId}`;
+    const later = `its result (a serialized ModelInferResponse) can be fetched with GET /v2/nvcf/pexec/status/${requestId}`;
     // The wait ended early without the client leaving: the gateway is shutting down.
     if (Date.now() < waitUntil - 20) throw new AppError('UNAVAILABLE', `the gateway is shutting down; ${later}`);
     throw new AppError(

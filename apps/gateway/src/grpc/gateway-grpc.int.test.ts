@@ -1,6 +1,6 @@
 import { status } from '@grpc/grpc-js';
-import type { ModelInferResponseMsg } from '@nvcf/kserve-grpc';
-import { createApiKeyStore, createKeys } from '@nvcf/queue';
+import { loadKserveProtos, type ModelInferResponseMsg } from '@nvcf/kserve-grpc';
+import { createApiKeyStore, createKeys, MODEL_INFER_RESPONSE_TYPE } from '@nvcf/queue';
 import type { RunningWorker } from '@nvcf/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, createHarness, fnId, gfetch, type Harness, verId } from '../e2e/harness.ts';
@@ -348,6 +348,11 @@ describe('deadlines (no worker left)', () => {
       headers: { 'nvcf-poll-seconds': '30' },
     });
     expect(res.status).toBe(200);
-    expect(res.headers.get('inference-header-content-length')).not.toBeNull();
+    // The answer the call would have had: a ModelInferResponse, as gRPC's own bytes.
+    expect(res.headers.get('content-type')).toBe(MODEL_INFER_RESPONSE_TYPE);
+    const decode = loadKserveProtos().inference.ModelInfer!.responseDeserialize;
+    const answer = decode(Buffer.from(await res.arrayBuffer())) as ModelInferResponseMsg;
+    expectSimpleAnswer(answer);
+    expect(answer.id).toBe('later');
   });
 });

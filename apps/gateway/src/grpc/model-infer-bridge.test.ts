@@ -1,26 +1,21 @@
 import { decodeModelInferRequest } from '@nvcf/kserve-grpc';
-import {
-  AppError,
-  decodeHttpInferRequest,
-  encodeHttpInferResponse,
-  PROBLEM_CONTENT_TYPE,
-  problem,
-} from '@nvcf/protocol';
-import type { FunctionVersion, InvocationResult } from '@nvcf/queue';
+import { AppError, decodeInferRequestParts, PROBLEM_CONTENT_TYPE, problem } from '@nvcf/protocol';
+import { type FunctionVersion, type InvocationResult, MODEL_INFER_RESPONSE_TYPE } from '@nvcf/queue';
 import { describe, expect, it } from 'vitest';
-import { BINARY_HEADER, checkModel, decodeInferResult, encodeQueuedInfer } from './model-infer-bridge.ts';
+import { checkModel, decodeInferResult, encodeQueuedInfer } from './model-infer-bridge.ts';
 
 const raw = (values: number[]) => Buffer.from(Int32Array.from(values).buffer);
 
-/** What the worker receives: the job body decoded as the worker's queue processor decodes it. */
+/** What the worker receives: the job as BullMQ stores it (JSON), its tensors' bytes beside it. */
 function asWorkerSees(queued: ReturnType<typeof encodeQueuedInfer>) {
-  expect(queued.input.kind).toBe('bytes');
-  const body = Buffer.from((queued.input as { base64: string }).base64, 'base64');
-  return decodeHttpInferRequest(body, { inferenceHeaderContentLength: queued.headers[BINARY_HEADER] });
+  const input = JSON.parse(JSON.stringify(queued.input)) as typeof queued.input;
+  expect(input.kind).toBe('kserve');
+  expect(input.binaryBytes).toBe(queued.binary.byteLength);
+  return decodeInferRequestParts(input.header, queued.binary);
 }
 
 describe('encodeQueuedInfer', () => {
-  it('carries raw inputs as the binary extension with every output binary', () => {
+  it('carries every input as raw bytes beside a JSON part, nothing base64', () => {
     const req = decodeModelInferRequest({
       model_name: 'simple',
       model_version: '',
@@ -33,11 +28,11 @@ describe('encodeQueuedInfer', () => {
       outputs: [],
       raw_input_contents: [raw([7, -8]), Buffer.from([2, 0, 0, 0, 0x68, 0x69])],
     });
-    const queued = encodeQueuedInfer(req, { 'x-trace': 't', [BINARY_HEADER]: '999' });
-    expect(queued.headers['x-trace']).toBe('t');
+    const queued = encodeQueuedInfer(req);
+    expect(queued.binary).toEqual(Buffer.concat([raw([7, -8]), Buffer.from([2, 0, 0, 0, 0x68, 0x69])]));
     const seen = asWorkerSees(queued);
     expect(seen.id).toBe('x1');
-    expect(seen.parameters).toEqual({ binary_data_output: true });
+    expect(seen.parameters).toBeUndefined();
     expect(seen.outputs).toBeUndefined();
     expect([...(seen.inputs[0]!.data as Int32Array)]).toEqual([7, -8]);
     expect((seen.inputs[1]!.data as Uint8Array[]).map((b) => Buffer.from(b).toString())).toEqual(['hi']);
@@ -56,13 +51,13 @@ describe('encodeQueuedInfer', () => {
       raw_input_contents: [],
     });
     const queued = encodeQueuedInfer(req);
-    const body = Buffer.from((queued.input as { base64: string }).base64, 'base64');
-    const json = body.subarray(0, Number(queued.headers[BINARY_HEADER])).toString();
-    expect(json).toContain('"big":9007199254740993');
-    expect(asWorkerSees(queued).outputs).toEqual([{ name: 'P', parameters: { binary_data: true, classification: 2 } }]);
+    // The job's JSON as BullMQ writes it.
+    expect(JSON.stringify(queued.input)).toContain('"big":9007199254740993');
+    expect(asWorkerSees(queued).outputs).toEqual([{ name: 'P', parameters: { classification: 2 } }]);
+    expect([...(asWorkerSees(queued).inputs[0]!.data as Int32Array)]).toEqual([5]);
   });
 
-  it('refuses a body over maxBodyBytes (PAYLOAD_TOO_LARGE) and takes one exactly at it', () => {
+  it('refuses a request over maxBodyBytes (PAYLOAD_TOO_LARGE) and takes one exactly at it', () => {
     const req = decodeModelInferRequest({
       model_name: 'simple',
       model_version: '',
@@ -72,11 +67,12 @@ describe('encodeQueuedInfer', () => {
       outputs: [],
       raw_input_contents: [raw(new Array(256).fill(0))],
     });
-    const size = Buffer.from((encodeQueuedInfer(req).input as { base64: string }).base64, 'base64').byteLength;
-    expect(() => encodeQueuedInfer(req, {}, { maxBodyBytes: size })).not.toThrow();
+    const queued = encodeQueuedInfer(req);
+    const size = queued.binary.byteLength + JSON.stringify(queued.input.header).length;
+    expect(() => encodeQueuedInfer(req, { maxBodyBytes: size })).not.toThrow();
     let refused: unknown;
     try {
-      encodeQueuedInfer(req, {}, { maxBodyBytes: size - 1 });
+      encodeQueuedInfer(req, { maxBodyBytes: size - 1 });
     } catch (err) {
       refused = err;
     }
@@ -89,25 +85,9 @@ describe('encodeQueuedInfer', () => {
 });
 
 describe('decodeInferResult', () => {
-  it('turns a binary-extension answer into raw_output_contents', () => {
-    const out = encodeHttpInferResponse(
-      {
-        model_name: 'simple',
-        model_version: '1',
-        id: 'r',
-        outputs: [{ name: 'O', datatype: 'INT32', shape: [2], data: Int32Array.from([3, 4]) }],
-      },
-      { binaryDataOutput: true },
-    );
-    const res = decodeInferResult({
-      status: 200,
-      contentType: out.contentType,
-      body: out.body,
-      headers: { [BINARY_HEADER]: String(out.inferenceHeaderContentLength) },
-    });
-    expect(res).toMatchObject({ model_name: 'simple', model_version: '1', id: 'r' });
-    expect(res.outputs).toEqual([{ name: 'O', datatype: 'INT32', shape: [2], parameters: {} }]);
-    expect(Buffer.from(res.raw_output_contents[0]!)).toEqual(raw([3, 4]));
+  it("sends the worker's rendered ModelInferResponse as it is", () => {
+    const body = Buffer.from([0x0a, 0x06, 0x73, 0x69, 0x6d, 0x70, 0x6c, 0x65]);
+    expect(decodeInferResult({ status: 200, contentType: MODEL_INFER_RESPONSE_TYPE, body })).toBe(body);
   });
 
   const failure = (status: number, detail: string): InvocationResult => ({
@@ -138,6 +118,12 @@ describe('decodeInferResult', () => {
     expect(codeOf(failure(status, `because ${status}`))).toEqual([code, `because ${status}`]);
   });
 
+  it('the code the worker gave a failure wins over its HTTP status', () => {
+    // 422 alone reads as INVALID_ARGUMENT; the worker said UNPROCESSABLE (gRPC FAILED_PRECONDITION).
+    expect(codeOf({ ...failure(422, 'conflict'), code: 'UNPROCESSABLE' })).toEqual(['UNPROCESSABLE', 'conflict']);
+    expect(codeOf({ ...failure(500, 'gone'), code: 'UNAVAILABLE' })[0]).toBe('UNAVAILABLE');
+  });
+
   it('KServe\'s {"error"} and bodies that are not JSON', () => {
     const kserve = { status: 400, contentType: 'application/json', body: Buffer.from('{"error":"bad input"}') };
     expect(codeOf(kserve)).toEqual(['INVALID_ARGUMENT', 'bad input']);
@@ -145,7 +131,7 @@ describe('decodeInferResult', () => {
     expect(codeOf(text)).toEqual(['UNAVAILABLE', 'the function answered HTTP 502']);
   });
 
-  it('a success that is not a KServe response → INTERNAL', () => {
+  it('a success that is not a rendered ModelInferResponse → INTERNAL', () => {
     const result = { status: 200, contentType: 'application/json', body: Buffer.from('{"hello":1}') };
     expect(codeOf(result)[0]).toBe('INTERNAL');
   });

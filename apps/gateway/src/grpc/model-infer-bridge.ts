@@ -1,30 +1,26 @@
-import {
-  encodeModelInferResponse,
-  type GrpcInferRequest,
-  type GrpcRequestedOutput,
-  type ModelInferResponseMsg,
-} from '@nvcf/kserve-grpc';
+import type { GrpcInferRequest, GrpcRequestedOutput } from '@nvcf/kserve-grpc';
 import {
   AppError,
-  decodeHttpInferResponse,
-  encodeHttpInferRequest,
-  type InferRequest,
+  encodeInferRequestParts,
   PROBLEM_CONTENT_TYPE,
   problem,
   type RequestedOutputOptions,
   type Tensor,
 } from '@nvcf/protocol';
-import type { FunctionVersion, InvocationInput, InvocationResult } from '@nvcf/queue';
+import {
+  type FunctionVersion,
+  type InvocationInput,
+  type InvocationResult,
+  MODEL_INFER_RESPONSE_TYPE,
+} from '@nvcf/queue';
 import { RelayedFunctionError, relayedProblem } from '../invocation/relayed-problem.ts';
 import { errorCodeOfHttpStatus } from './grpc-status.ts';
 
-/** The header that tells the worker the body is KServe's binary tensor extension (JSON, then raw bytes). */
-export const BINARY_HEADER = 'inference-header-content-length';
-
-/** A ModelInfer as a queued invocation: the job's input and the headers the worker reads. */
+/** A ModelInfer as a queued invocation: the job's input and the tensors' bytes kept beside the job. */
 export interface QueuedInfer {
-  input: InvocationInput;
-  headers: Record<string, string>;
+  input: Extract<InvocationInput, { kind: 'kserve' }>;
+  /** Every input's bytes, in input order (`input.binaryBytes` of them). */
+  binary: Buffer;
 }
 
 /**
@@ -49,48 +45,43 @@ export function checkModel(fv: FunctionVersion, modelName: string, modelVersion:
 }
 
 /**
- * Encodes a decoded ModelInfer as the HTTP request form the worker's queue processor accepts: the binary
- * tensor extension with every input binary and every output asked binary (`binary_data_output`), the
- * requested outputs' `classification` kept. The body travels base64 in the job (the job contract's
- * form for non-JSON bodies) and `inference-header-content-length` says where its JSON part ends.
+ * A decoded ModelInfer as the job's KServe input: its JSON part as data with every input binary and the
+ * requested outputs' `classification` kept, and the tensors' bytes apart (kept raw beside the job, never
+ * base64 in it). The worker hands both to its core as they are and renders the answer as a
+ * ModelInferResponse (`respond: 'kserve-grpc'`).
  *
- * @param headers the client's forwarded metadata; the binary header is set over any client value.
  * @param opts.maxBodyBytes the body limit pexec applies to the same request (MAX_REQUEST_BODY_BYTES).
- * @throws AppError PAYLOAD_TOO_LARGE (gRPC RESOURCE_EXHAUSTED) for a body over `maxBodyBytes`, before it is
- *   copied into the job.
+ * @throws AppError PAYLOAD_TOO_LARGE (gRPC RESOURCE_EXHAUSTED) for a request over `maxBodyBytes`, before its
+ *   bytes are copied into one block.
  */
-export function encodeQueuedInfer(
-  req: GrpcInferRequest,
-  headers: Record<string, string> = {},
-  opts: { maxBodyBytes?: number } = {},
-): QueuedInfer {
-  const http: InferRequest = { inputs: req.inputs.map(jsonSafeTensor) };
-  if (req.id !== undefined) http.id = req.id;
-  if (req.parameters !== undefined) http.parameters = jsonSafe(req.parameters);
-  const outputs = req.outputs?.map(requestedOutput);
-  const { body, inferenceHeaderContentLength } = encodeHttpInferRequest(http, {
-    binaryInputs: true,
-    binaryDataOutput: true,
-    ...(outputs ? { outputs } : {}),
-  });
+export function encodeQueuedInfer(req: GrpcInferRequest, opts: { maxBodyBytes?: number } = {}): QueuedInfer {
+  const parts = encodeInferRequestParts(
+    {
+      inputs: req.inputs.map(jsonSafeTensor),
+      ...(req.id !== undefined ? { id: req.id } : {}),
+      ...(req.parameters !== undefined ? { parameters: jsonSafe(req.parameters) } : {}),
+    },
+    req.outputs ? { outputs: req.outputs.map(requestedOutput) } : {},
+  );
+  const binaryBytes = parts.binary.reduce((n, b) => n + b.byteLength, 0);
   // Typed contents can encode larger than they travelled (an int_contents zero is one protobuf byte and
   // four raw ones), so the limit is checked on what would be queued, not on the gRPC message.
   const { maxBodyBytes = Number.POSITIVE_INFINITY } = opts;
-  if (body.byteLength > maxBodyBytes) {
+  const size = binaryBytes + (binaryBytes > maxBodyBytes ? 0 : Buffer.byteLength(JSON.stringify(parts.header)));
+  if (size > maxBodyBytes) {
     throw new AppError(
       'PAYLOAD_TOO_LARGE',
-      `request body exceeds ${maxBodyBytes} bytes: the inputs encode to ${body.byteLength} bytes for the function`,
+      `request body exceeds ${maxBodyBytes} bytes: the inputs encode to ${size} bytes for the function`,
     );
   }
   return {
-    input: { kind: 'bytes', contentType: 'application/octet-stream', base64: body.toString('base64') },
-    // No binary part at all (no inputs): the whole body is the JSON part, and the worker says what is wrong.
-    headers: { ...headers, [BINARY_HEADER]: String(inferenceHeaderContentLength ?? body.byteLength) },
+    input: { kind: 'kserve', header: { ...parts.header }, binaryBytes },
+    binary: Buffer.concat(parts.binary, binaryBytes),
   };
 }
 
 function requestedOutput(o: GrpcRequestedOutput): RequestedOutputOptions {
-  const out: RequestedOutputOptions = { name: o.name, binary_data: true };
+  const out: RequestedOutputOptions = { name: o.name };
   if (o.classification !== undefined) out.classification = o.classification;
   return out;
 }
@@ -113,41 +104,26 @@ function jsonSafe(params: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
- * The function's answer as a ModelInferResponse (outputs in `raw_output_contents`).
+ * The function's answer as the ModelInferResponse to send: the worker rendered it (`respond: 'kserve-grpc'`),
+ * so its bytes go out as they are.
  *
  * @throws AppError for a failure answer (problem+json, or KServe's `{"error"}`) with its `detail`, coded
- *   by its status (400 → INVALID_ARGUMENT, 503 → UNAVAILABLE, …: `errorCodeOfHttpStatus`); INTERNAL for a
- *   success whose body is not a KServe V2 infer response.
+ *   as the worker coded it, else by its status (`errorCodeOfHttpStatus`); INTERNAL for a success that is
+ *   not a rendered ModelInferResponse.
  */
-export function decodeInferResult(result: InvocationResult): ModelInferResponseMsg {
-  if (result.status >= 400) throw new AppError(errorCodeOfHttpStatus(result.status), failureDetail(result));
-  const header = result.headers?.[BINARY_HEADER];
-  let res: ReturnType<typeof decodeHttpInferResponse>;
-  try {
-    res = decodeHttpInferResponse(
-      new Uint8Array(result.body.buffer, result.body.byteOffset, result.body.byteLength),
-      header,
-    );
-  } catch (err) {
+export function decodeInferResult(result: InvocationResult): Buffer {
+  if (result.status >= 400) throw new AppError(failureCode(result), failureDetail(result));
+  if (result.contentType !== MODEL_INFER_RESPONSE_TYPE) {
     throw new AppError(
       'INTERNAL',
-      `the function's answer is not a KServe V2 infer response: ${(err as Error).message}`,
-      {
-        cause: err,
-      },
+      `the function's answer is not a ModelInferResponse (content type '${result.contentType}')`,
     );
   }
-  return encodeModelInferResponse({
-    modelName: res.model_name,
-    modelVersion: res.model_version,
-    ...(res.id !== undefined ? { id: res.id } : {}),
-    ...(res.parameters !== undefined ? { parameters: res.parameters } : {}),
-    outputs: res.outputs,
-  });
+  return result.body;
 }
 
 /**
- * A function's failure answer as the error a gRPC call ends with: its code by the HTTP status, its
+ * A function's failure answer as the error a gRPC call ends with: its code (the worker's, else by the HTTP status), its
  * detail as the message, and the whole problem+json (every NVCF field, `instance` = the RPC's path) for
  * the trailers. A failure body that is not problem+json is described by one.
  */
@@ -160,8 +136,11 @@ export function functionFailure(result: InvocationResult, instance: string, requ
           JSON.stringify(problem(result.status, detail, { source: 'inference-service', instance, requestId })),
         )
       : relayed.body;
-  return new RelayedFunctionError(errorCodeOfHttpStatus(result.status), detail, body, requestId);
+  return new RelayedFunctionError(failureCode(result), detail, body, requestId);
 }
+
+/** The code the worker gave the failure; a result without one (a function's own HTTP answer) by its status. */
+const failureCode = (result: InvocationResult) => result.code ?? errorCodeOfHttpStatus(result.status);
 
 /** problem+json `detail`, KServe `{"error"}`, or a short text; never more than 4 KiB of it. */
 function failureDetail(result: InvocationResult): string {

@@ -3,6 +3,7 @@ import type {
   CompletionWaiter,
   IdempotencyStore,
   InvocationInput,
+  InvocationJob,
   InvocationProducer,
   InvocationResult,
   RequestStore,
@@ -42,9 +43,14 @@ export interface InvokeRequest {
   signal?: AbortSignal;
   /** The caller cannot follow a redirect to a stored result (gRPC). */
   directOnly?: boolean;
+  /** How the worker renders a success (InvocationJob.respond); absent: as the function's HTTP response. */
+  respond?: InvocationJob['respond'];
   /** `Idempotency-Key`: a retry of the same call finds the request the first one started. */
   idempotency?: IdempotentCall;
-  /** The body as received, when there is one: a large input is stored as these bytes. */
+  /**
+   * The body as received, when there is one: a large input is stored as these bytes. For a `kserve` input,
+   * its tensors' bytes, always kept beside the job.
+   */
   body?: Buffer;
 }
 
@@ -176,6 +182,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
           enqueuedAt: Date.now(),
           reply: { gatewayId: completions.gatewayId, maxInlineBytes: deps.maxInlineResultBytes },
           ...(req.directOnly ? { directOnly: true } : {}),
+          ...(req.respond ? { respond: req.respond } : {}),
           ...(stream ? { stream: true } : {}),
         }),
       ]);
@@ -202,6 +209,8 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
   function splitInput(req: InvokeRequest): { input: InvocationInput; stored?: Buffer } {
     const { input } = req;
     if (input.kind === 'stored') return { input };
+    // A KServe request's tensors are raw bytes: they travel beside the job whatever their size.
+    if (input.kind === 'kserve') return input.binaryBytes > 0 && req.body ? { input, stored: req.body } : { input };
     const estimate = req.body?.length ?? (input.kind === 'bytes' ? (input.base64.length * 3) / 4 : undefined);
     if (estimate !== undefined && estimate <= deps.maxJobInputBytes) return { input };
     const raw =

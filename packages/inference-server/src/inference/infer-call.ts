@@ -1,4 +1,10 @@
-import { AppError, decodeHttpInferRequest, type InferRequest, parseInferRequest } from '@nvcf/protocol';
+import {
+  AppError,
+  decodeHttpInferRequest,
+  decodeInferRequestParts,
+  type InferRequest,
+  parseInferRequest,
+} from '@nvcf/protocol';
 import type { CoreInferRequest, InferenceCore, RequestedOutput } from '../core/core-types.ts';
 
 /** The model a call addresses: no version means the latest ready one. */
@@ -7,8 +13,11 @@ export interface ModelRef {
   version?: string;
 }
 
-/** An infer body as it arrived: raw bytes (HTTP, or a queued binary request) or already-parsed JSON (queue). */
-export type InferBody = Uint8Array | { json: unknown };
+/**
+ * An infer body as it arrived: raw bytes (HTTP, or a queued binary request), already-parsed JSON (queue), or
+ * a request queued in its two parts (`decodeInferRequestParts`: the JSON part as data, the tensors' bytes).
+ */
+export type InferBody = Uint8Array | { json: unknown } | { header: unknown; binary: Uint8Array };
 
 /** A decoded HTTP infer request plus how its response must be laid out. */
 export interface InferCall {
@@ -49,7 +58,9 @@ export function decodeInferCall(
             ...(single ? { singleInput: { ...single, batched: core.modelBatches(model.name) } } : {}),
           },
         )
-      : parseInferRequest(body.json, { maxElements });
+      : 'json' in body
+        ? parseInferRequest(body.json, { maxElements })
+        : decodeInferRequestParts(body.header, body.binary, { maxElements });
   const parameters = decoded.parameters;
   checkRequestParameters(parameters);
   const binaryDataOutput = booleanParameter(parameters, 'binary_data_output', 'infer request') ?? false;

@@ -5,7 +5,8 @@
 -- ARGV[4] extra headers (JSON), ARGV[5] body (bytes), ARGV[6] now (ms), ARGV[7] ttl seconds,
 -- ARGV[8] completion channel, ARGV[9] request id,
 -- ARGV[10] reply channel of the accepting gateway ('' for none), ARGV[11] largest body sent inline there,
--- ARGV[12] object-store key of a large result ('' for none; such a result is never sent inline)
+-- ARGV[12] object-store key of a large result ('' for none; such a result is never sent inline),
+-- ARGV[13] the failure's error code ('' for a success, or a failure that names none)
 -- Returns 1 when stored, 0 when ignored.
 -- Every completion is counted ('runs'): more than one means the function ran to completion twice for one
 -- request (a job re-delivered while its first run was still alive), which the fault suite checks for.
@@ -14,12 +15,13 @@ if not state then return 0 end
 redis.call('HINCRBY', KEYS[1], 'runs', 1)
 if state == 'fulfilled' or state == 'errored' or state == 'delivered' then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'pct', '100', 'code', ARGV[2], 'ctype', ARGV[3],
-  'hdrs', ARGV[4], 'body', ARGV[5], 'updated', ARGV[6])
+  'hdrs', ARGV[4], 'body', ARGV[5], 'updated', ARGV[6], 'err', ARGV[13])
 if ARGV[12] ~= '' then redis.call('HSET', KEYS[1], 'obj', ARGV[12]) end
 redis.call('EXPIRE', KEYS[1], ARGV[7])
 if ARGV[10] ~= '' and ARGV[12] == '' and #ARGV[5] <= tonumber(ARGV[11]) then
-  -- Frame: id, status, content type, headers JSON (no raw newlines), then the body's bytes.
-  redis.call('PUBLISH', ARGV[10], ARGV[9] .. '\n' .. ARGV[2] .. '\n' .. ARGV[3] .. '\n' .. ARGV[4] .. '\n' .. ARGV[5])
+  -- Frame: id, status, error code, content type, headers JSON (no raw newlines), then the body's bytes.
+  redis.call('PUBLISH', ARGV[10],
+    ARGV[9] .. '\n' .. ARGV[2] .. '\n' .. ARGV[13] .. '\n' .. ARGV[3] .. '\n' .. ARGV[4] .. '\n' .. ARGV[5])
 end
 redis.call('PUBLISH', ARGV[8], ARGV[9])
 return 1

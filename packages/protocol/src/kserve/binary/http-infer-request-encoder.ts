@@ -82,6 +82,49 @@ export function encodeHttpInferRequest(
   return { body: Buffer.concat([head, ...blobs]), inferenceHeaderContentLength: head.byteLength };
 }
 
+/** An infer request in two parts: its JSON part as data and its inputs' binary data, in input order. */
+export interface InferRequestParts {
+  header: InferRequestHeader;
+  binary: Uint8Array[];
+}
+
+/** The JSON part of a request whose inputs all travel binary (`encodeInferRequestParts`). */
+export interface InferRequestHeader {
+  id?: string;
+  parameters?: Record<string, unknown>;
+  inputs: { name: string; datatype: string; shape: number[]; parameters: Record<string, unknown> }[];
+  outputs?: { name: string; parameters?: Record<string, unknown> }[];
+}
+
+/**
+ * The request as `decodeInferRequestParts` takes it: every input binary, its bytes apart from the JSON part
+ * (no HTTP framing, no copy into one body). What a gateway queues for a worker.
+ *
+ * @throws AppError INTERNAL for storage that does not match its datatype or shape.
+ */
+export function encodeInferRequestParts(
+  req: InferRequest,
+  opts: Pick<EncodeHttpInferRequestOptions, 'binaryDataOutput' | 'outputs'> = {},
+): InferRequestParts {
+  const binary: Uint8Array[] = [];
+  const inputs = req.inputs.map((input) => {
+    const blob = encodeBinaryTensorData(input.datatype, input.shape, input.data, `input '${input.name}'`);
+    binary.push(blob);
+    const parameters = { ...withoutBinaryDataSize(input.parameters), binary_data_size: blob.byteLength };
+    return { name: input.name, datatype: input.datatype, shape: [...input.shape], parameters };
+  });
+  const header: InferRequestHeader = { inputs };
+  if (req.id !== undefined) header.id = req.id;
+  const parameters =
+    opts.binaryDataOutput === undefined
+      ? req.parameters
+      : { ...req.parameters, binary_data_output: opts.binaryDataOutput };
+  if (parameters !== undefined) header.parameters = parameters;
+  const outputs = opts.outputs?.map(requestedOutput) ?? req.outputs;
+  if (outputs !== undefined) header.outputs = outputs;
+  return { header, binary };
+}
+
 function parametersField(parameters: Tensor['parameters']): string {
   return parameters === undefined ? '' : `,"parameters":${JSON.stringify(parameters)}`;
 }

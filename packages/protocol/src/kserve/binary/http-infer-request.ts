@@ -54,6 +54,23 @@ export function decodeHttpInferRequest(
   return decodeMixed(json, section, opts);
 }
 
+/**
+ * Decodes a KServe V2 infer request whose two parts arrive apart: the JSON part as data (parsed where it was
+ * received) and the binary tensor data, in input order, that inputs with `parameters.binary_data_size` take
+ * their bytes from (Triton binary data extension). The job queue carries a request this way between a gateway
+ * and a worker: no HTTP framing, the tensors as raw bytes. The checks are `decodeHttpInferRequest`'s.
+ *
+ * @throws AppError INVALID_ARGUMENT naming the input at fault.
+ */
+export function decodeInferRequestParts(
+  header: unknown,
+  binary: Uint8Array,
+  opts: ParseInferRequestOptions = {},
+): InferRequest {
+  if (binary.byteLength === 0 && !hasBinaryInput(header)) return parseInferRequest(header, opts);
+  return decodeMixed(header, { bytes: binary, offset: 0, hasHeader: true }, opts);
+}
+
 function hasBinaryInput(body: unknown): boolean {
   const inputs = (body as { inputs?: unknown } | null)?.inputs;
   if (!Array.isArray(inputs)) return false;
