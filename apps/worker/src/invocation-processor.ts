@@ -2,6 +2,7 @@ import {
   answerInferCall,
   decodeInferCall,
   type InferBody,
+  type InferCall,
   type InferenceCore,
   type ModelRef,
 } from '@nvcf/inference-server';
@@ -85,10 +86,11 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
       );
       return { result, eventsSent: job.stream === true };
     }
-    // Decoding overlaps the claim's round trip; the model runs only once the claim answered.
+    // Decoding overlaps the claim's round trip.
     const call = await decodeJob(job);
-    if ((await claim) !== 'in-progress') return undefined;
     if (job.stream && deps.streamChunkRows > 0) {
+      // Events leave while the batch runs: nothing runs before the claim answered.
+      if ((await claim) !== 'in-progress') return undefined;
       const chunked = await answerInChunks(core, call, deps.streamChunkRows, (reply, last) =>
         events.append(job.requestId, [{ data: reply.body.toString('utf8'), last }]),
       );
@@ -100,18 +102,25 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
         };
       }
     }
-    // The decoded tensors are this job's alone (the chunked path above slices them; it did not run).
+    // The model runs while the claim's round trip is out: a run is a pure function of its inputs, so one for
+    // a request that turns out settled already (a stalled job delivered again) is only thrown away.
+    const running = render(job, call);
+    running.catch(() => undefined);
+    if ((await claim) !== 'in-progress') return undefined;
+    return { result: await running, eventsSent: false };
+  }
+
+  /** Runs a decoded call and renders its answer as the job asks. */
+  async function render(job: ReadyJob, call: InferCall): Promise<InvocationResult> {
+    // The decoded tensors are this job's alone (the chunked path slices them; it did not run).
     const request = { ...call.request, inputsOwned: true };
     if (job.respond === 'kserve-grpc') {
       // Rendered here, once, as the gateway's gRPC port sends it: no HTTP form in between.
       const body = serializeModelInferResponse(encodeModelInferResponse(await core.infer(request)));
-      return { result: { status: 200, contentType: MODEL_INFER_RESPONSE_TYPE, body }, eventsSent: false };
+      return { status: 200, contentType: MODEL_INFER_RESPONSE_TYPE, body };
     }
     const reply = await answerInferCall(core, { ...call, request });
-    return {
-      result: { status: 200, contentType: reply.contentType, body: reply.body, headers: reply.headers },
-      eventsSent: false,
-    };
+    return { status: 200, contentType: reply.contentType, body: reply.body, headers: reply.headers };
   }
 
   /** The job's body in the forms `/infer` takes, with inputs named by asset read from the object store. */
