@@ -8,18 +8,21 @@ const deflateAsync = promisify(deflate);
 type Coding = 'gzip' | 'deflate';
 
 /**
- * Compresses a response body as the request's `Accept-Encoding` asks (gzip or deflate, by q-value, gzip
- * on a tie), as Triton and tritonclient's `response_compression_algorithm` expect
- * (Triton HTTP server: compression). Bodies are already whole in memory, so node:zlib compresses them
- * in one go and the response keeps a Content-Length. `Inference-Header-Content-Length` is left as it is:
- * it counts bytes of the decompressed body.
+ * Compresses a successful response's body as the request's `Accept-Encoding` asks (`preferredCoding`), as
+ * Triton and tritonclient's `response_compression_algorithm` expect (Triton HTTP server: compression). Triton
+ * compresses successful infer responses only: mount this on the infer route, nowhere else, so that clients
+ * that read other answers raw (async clients with automatic decompression off) get plain JSON. Error
+ * answers stay plain too. Bodies are already whole in memory, so node:zlib compresses them in one go and the
+ * response keeps a Content-Length. `Inference-Header-Content-Length` is left as it is: it counts bytes of the
+ * decompressed body.
  */
 export function compressResponse(): MiddlewareHandler {
   return async (c, next) => {
     await next();
     const coding = preferredCoding(c.req.header('accept-encoding'));
     const res = c.res;
-    if (!coding || !res.body || res.headers.has('content-encoding') || c.req.method === 'HEAD') return;
+    if (!coding || res.status !== 200 || !res.body || res.headers.has('content-encoding') || c.req.method === 'HEAD')
+      return;
     const plain = Buffer.from(await res.arrayBuffer());
     if (plain.length === 0) {
       c.res = new Response(null, res);
@@ -39,27 +42,29 @@ export function compressResponse(): MiddlewareHandler {
   };
 }
 
-/** The best of gzip/deflate the client accepts, or undefined (identity). */
+/**
+ * The coding Triton would pick from an `Accept-Encoding` value, or undefined (identity): of `identity`,
+ * `gzip` and `deflate` (others, `*` included, do not count), the one with the strictly greatest q-value; a tie
+ * keeps the earlier, and q=0 never wins. Triton's own parser is stricter about spaces; these are trimmed.
+ */
 export function preferredCoding(header: string | undefined): Coding | undefined {
   if (!header) return undefined;
-  let best: Coding | undefined;
+  let best: Coding | 'identity' | undefined;
   let bestQ = 0;
   for (const part of header.split(',')) {
     const [rawName = '', ...params] = part.split(';');
     const name = rawName.trim().toLowerCase();
-    const coding: Coding | undefined =
-      name === 'gzip' || name === 'x-gzip' ? 'gzip' : name === 'deflate' ? 'deflate' : undefined;
-    if (!coding) continue;
+    if (name !== 'gzip' && name !== 'deflate' && name !== 'identity') continue;
     let q = 1;
     for (const p of params) {
       const [k, v] = p.split('=');
       if (k?.trim().toLowerCase() === 'q') q = Number(v);
     }
-    if (!Number.isFinite(q) || q <= 0) continue;
-    if (q > bestQ || (q === bestQ && coding === 'gzip')) {
-      best = coding;
+    if (!Number.isFinite(q)) continue;
+    if (q > bestQ) {
+      best = name;
       bestQ = q;
     }
   }
-  return best;
+  return best === 'identity' ? undefined : best;
 }

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import type { InferenceCore } from '../core/core-types.ts';
 import { decodeInferCall } from '../inference/infer-call.ts';
 import { answerInferCall } from '../inference/infer-exchange.ts';
+import { compressResponse } from './compress-response.ts';
 import { modelPath, modelRoutes } from './model-path.ts';
 
 export interface InferRouteOptions {
@@ -12,11 +13,11 @@ export interface InferRouteOptions {
 
 /**
  * `POST /v2/models/{m}[/versions/{v}]/infer`: parse, run on the core, encode (Open Inference Protocol REST;
- * Triton binary data extension).
+ * Triton binary data extension), compressed as `Accept-Encoding` asks — the one route Triton compresses.
  */
 export function inferRoute(core: InferenceCore, opts: InferRouteOptions): Hono {
   const app = new Hono();
-  app.on('POST', modelRoutes('infer'), async (c) => {
+  app.on('POST', modelRoutes('infer'), compressResponse(), async (c) => {
     const body = await readRequestBody(c.req.raw, opts.maxBodyBytes);
     const header = c.req.header('inference-header-content-length');
     const call = decodeInferCall(core, modelPath(c), body, header, opts.maxElements);

@@ -4,7 +4,6 @@ import type { RestrictedApis } from '../access/restricted-apis.ts';
 import type { InferenceCore } from '../core/core-types.ts';
 import { tritonV1Routes } from '../http-v1/triton-v1-routes.ts';
 import type { TritonV1Options } from '../triton-v1/triton-v1-service.ts';
-import { compressResponse } from './compress-response.ts';
 import { inferRoute } from './infer-route.ts';
 import { kserveError, kserveErrorHandler } from './kserve-error.ts';
 import { modelInfoRoutes } from './model-routes.ts';
@@ -34,7 +33,7 @@ export interface KserveHttpOptions extends Pick<TritonV1Options, 'strictReadines
  * health and metadata, infer (JSON, binary tensor data, raw single input, classification), config,
  * statistics and the model repository extension. Errors are `{"error": "..."}` with Triton's status
  * for their code; unknown routes are 404 `{"error":"Not Found"}`. Request bodies may be gzip or
- * deflate; responses are compressed when `Accept-Encoding` asks. Every route serves the core as given, load and
+ * deflate; successful infer responses (only those, as Triton) are compressed when `Accept-Encoding` asks. Every route serves the core as given, load and
  * unload included: a caller that must narrow what the network sees (model-control mode, private models) hands
  * in a core that does.
  *
@@ -47,7 +46,6 @@ export function createKserveHttpApp(core: InferenceCore, opts: KserveHttpOptions
   const maxElements = opts.maxElements ?? DEFAULT_MAX_ELEMENTS;
   const app = new Hono();
   app.use(accessLog(opts.logger, 'debug'));
-  app.use(compressResponse());
   const restrict = restrictHttpApis(opts.restrictedApis ?? new Map());
   app.use('/v2', restrict);
   app.use('/v2/*', restrict);

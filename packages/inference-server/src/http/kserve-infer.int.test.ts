@@ -229,17 +229,59 @@ describe('compression', () => {
     expectSimpleResults(decodeHttpInferResponse(plain, ihcl));
   });
 
-  it('compresses other routes too', async () => {
-    const res = await new Promise<{ encoding: string | undefined; body: Buffer }>((resolve, reject) => {
-      httpRequest(`${fx.url}/v2/models/simple`, { headers: { 'accept-encoding': 'gzip' } }, (r) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () => resolve({ encoding: r.headers['content-encoding'], body: Buffer.concat(chunks) }));
-      })
-        .on('error', reject)
-        .end();
-    });
-    expect(res.encoding).toBe('gzip');
-    expect(JSON.parse(gunzipSync(res.body).toString()).name).toBe('simple');
+  /** A request as a client with automatic decompression off makes it: the body exactly as sent. */
+  const rawRequest = (method: string, path: string, body?: Buffer) =>
+    new Promise<{ status: number; encoding: string | undefined; type: string | undefined; body: Buffer }>(
+      (resolve, reject) => {
+        const req = httpRequest(
+          `${fx.url}${path}`,
+          { method, headers: { 'accept-encoding': 'gzip, deflate' } },
+          (r) => {
+            const chunks: Buffer[] = [];
+            r.on('data', (c: Buffer) => chunks.push(c));
+            r.on('end', () =>
+              resolve({
+                status: r.statusCode ?? 0,
+                encoding: r.headers['content-encoding'],
+                type: r.headers['content-type'],
+                body: Buffer.concat(chunks),
+              }),
+            );
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      },
+    );
+
+  it.each([
+    ['GET', '/v2'],
+    ['GET', '/v2/models/simple'],
+    ['GET', '/v2/models/simple/versions/1'],
+    ['GET', '/v2/models/simple/config'],
+    ['GET', '/v2/models/simple/stats'],
+    ['GET', '/v2/models/stats'],
+    ['POST', '/v2/repository/index'],
+    ['GET', '/v2/models/nope'],
+    ['POST', '/v2/models/simple/infer'],
+    ['GET', '/api/status?format=json'],
+  ])(
+    '%s %s with Accept-Encoding: gzip answers plain JSON (Triton compresses successful infers only)',
+    async (method, path) => {
+      // The infer row sends a body the model refuses: an error answer is not compressed either.
+      const res = await rawRequest(method, path, path.endsWith('/infer') ? Buffer.from('{"inputs":[]}') : undefined);
+      expect(res.encoding).toBeUndefined();
+      expect(res.type).toContain('application/json');
+      expect(() => JSON.parse(res.body.toString('utf8'))).not.toThrow();
+      if (path.endsWith('/infer')) expect(res.status).toBe(400);
+    },
+  );
+
+  it('health answers are never compressed', async () => {
+    for (const path of ['/v2/health/live', '/v2/health/ready', '/v2/models/simple/ready']) {
+      const res = await rawRequest('GET', path);
+      expect(res.status, path).toBe(200);
+      expect(res.encoding, path).toBeUndefined();
+    }
   });
 });
