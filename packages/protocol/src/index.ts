@@ -15,6 +15,7 @@ export * from './kserve/fp16.ts';
 export * from './kserve/infer-request-json.ts';
 export * from './kserve/infer-response-json.ts';
 export * from './kserve/json-tensor.ts';
+export * from './kserve/shared-memory-ref.ts';
 export * from './kserve/tensor.ts';
 export * from './kserve/triton-status.ts';
 export * from './nvcf/function-requests.ts';

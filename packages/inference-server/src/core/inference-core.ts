@@ -47,7 +47,15 @@ export interface CoreOptions {
   cpuInstances?: number;
 }
 
-const EXTENSIONS = ['classification', 'model_repository', 'model_configuration', 'binary_tensor_data', 'statistics'];
+const EXTENSIONS = [
+  'classification',
+  'model_repository',
+  'model_configuration',
+  'system_shared_memory',
+  'cuda_shared_memory',
+  'binary_tensor_data',
+  'statistics',
+];
 const now = () => process.hrtime.bigint();
 const ns = (from: bigint, to: bigint) => Number(to - from);
 

@@ -3,12 +3,15 @@ import { Hono } from 'hono';
 import type { InferenceCore } from '../core/core-types.ts';
 import { decodeInferCall } from '../inference/infer-call.ts';
 import { answerInferCall } from '../inference/infer-exchange.ts';
+import type { SystemSharedMemory } from '../shm/system-shared-memory.ts';
 import { compressResponse } from './compress-response.ts';
 import { modelPath, modelRoutes } from './model-path.ts';
 
 export interface InferRouteOptions {
   maxBodyBytes: number;
   maxElements: number;
+  /** Regions inputs may be read from and outputs written to (Triton shared memory extension). */
+  sharedMemory?: SystemSharedMemory;
 }
 
 /**
@@ -20,7 +23,7 @@ export function inferRoute(core: InferenceCore, opts: InferRouteOptions): Hono {
   app.on('POST', modelRoutes('infer'), compressResponse(), async (c) => {
     const body = await readRequestBody(c.req.raw, opts.maxBodyBytes);
     const header = c.req.header('inference-header-content-length');
-    const call = decodeInferCall(core, modelPath(c), body, header, opts.maxElements);
+    const call = decodeInferCall(core, modelPath(c), body, header, opts.maxElements, opts.sharedMemory);
     // Aborted when the client disconnects: the core then drops the request if it is still queued. The body was
     // read for this call alone, so its tensors may move to the model's thread without a copy.
     const reply = await answerInferCall(

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import type { RestrictedApis } from '../access/restricted-apis.ts';
 import type { InferenceCore } from '../core/core-types.ts';
 import { tritonV1Routes } from '../http-v1/triton-v1-routes.ts';
+import { createSystemSharedMemory, type SystemSharedMemory } from '../shm/system-shared-memory.ts';
 import type { TritonV1Options } from '../triton-v1/triton-v1-service.ts';
 import { inferRoute } from './infer-route.ts';
 import { kserveError, kserveErrorHandler } from './kserve-error.ts';
@@ -10,6 +11,7 @@ import { modelInfoRoutes } from './model-routes.ts';
 import { repositoryRoutes } from './repository-routes.ts';
 import { restrictHttpApis } from './restricted-api-middleware.ts';
 import { serverRoutes } from './server-routes.ts';
+import { sharedMemoryRoutes } from './shared-memory-routes.ts';
 
 /** Triton's `--http-max-input-size` default (Triton HTTP server). */
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -26,6 +28,8 @@ export interface KserveHttpOptions extends Pick<TritonV1Options, 'strictReadines
   repositoryName?: string;
   /** Triton's `--http-restricted-api`: groups that need a header; default none restricted. */
   restrictedApis?: RestrictedApis;
+  /** System shared memory regions, shared with the gRPC surface; default: a set of its own, clients allowed. */
+  sharedMemory?: SystemSharedMemory;
 }
 
 /**
@@ -51,7 +55,9 @@ export function createKserveHttpApp(core: InferenceCore, opts: KserveHttpOptions
   app.use('/v2/*', restrict);
   app.route('/', serverRoutes(core));
   app.route('/', modelInfoRoutes(core));
-  app.route('/', inferRoute(core, { maxBodyBytes, maxElements }));
+  const sharedMemory = opts.sharedMemory ?? createSystemSharedMemory({ allowClientShm: true });
+  app.route('/', inferRoute(core, { maxBodyBytes, maxElements, sharedMemory }));
+  app.route('/', sharedMemoryRoutes(sharedMemory));
   app.route(
     '/',
     repositoryRoutes(core, {

@@ -4,8 +4,11 @@ import {
   decodeInferRequestParts,
   type InferRequest,
   parseInferRequest,
+  type SharedMemoryRef,
+  sharedMemoryRefOf,
 } from '@nvcf/protocol';
 import type { CoreInferRequest, InferenceCore, RequestedOutput } from '../core/core-types.ts';
+import type { SystemSharedMemory } from '../shm/system-shared-memory.ts';
 
 /** The model a call addresses: no version means the latest ready one. */
 export interface ModelRef {
@@ -28,6 +31,10 @@ export interface InferCall {
   outputBinary: Map<string, boolean>;
   /** `Inference-Header-Content-Length: 0`: every output is answered binary. */
   rawSingleInput: boolean;
+  /** Requested outputs to be written into shared memory regions (Triton shared memory extension), by name. */
+  outputShm?: Map<string, SharedMemoryRef>;
+  /** The regions they and shared memory inputs name. */
+  sharedMemory?: SystemSharedMemory;
 }
 
 /**
@@ -44,7 +51,11 @@ export function decodeInferCall(
   body: InferBody,
   inferenceHeaderContentLength: string | undefined,
   maxElements: number,
+  sharedMemory?: SystemSharedMemory,
 ): InferCall {
+  const shm = sharedMemory
+    ? { sharedMemory: (ref: SharedMemoryRef, label: string) => sharedMemory.read(ref, label) }
+    : {};
   // Raw mode needs the model's only input; ask the core only then (it throws for unknown models).
   const raw = inferenceHeaderContentLength !== undefined && /^\s*0+\s*$/.test(inferenceHeaderContentLength);
   const single = raw ? core.singleInput(model.name, model.version) : undefined;
@@ -55,6 +66,7 @@ export function decodeInferCall(
           { inferenceHeaderContentLength },
           {
             maxElements,
+            ...shm,
             ...(single ? { singleInput: { ...single, batched: core.modelBatches(model.name) } } : {}),
           },
         )
@@ -72,13 +84,29 @@ export function decodeInferCall(
     ...(parameters !== undefined ? { parameters } : {}),
     inputs: decoded.inputs,
   };
-  if (decoded.outputs !== undefined) request.outputs = requestedOutputs(decoded.outputs, outputBinary);
-  return { request, binaryDataOutput, outputBinary, rawSingleInput: raw };
+  const outputShm = new Map<string, SharedMemoryRef>();
+  if (decoded.outputs !== undefined) request.outputs = requestedOutputs(decoded.outputs, outputBinary, outputShm);
+  if (outputShm.size > 0 && !sharedMemory) {
+    const [name] = outputShm.keys();
+    throw new AppError(
+      'INVALID_ARGUMENT',
+      `output '${name}': shared memory regions are not available here; leave 'shared_memory_region' out`,
+    );
+  }
+  return {
+    request,
+    binaryDataOutput,
+    outputBinary,
+    rawSingleInput: raw,
+    ...(outputShm.size > 0 ? { outputShm } : {}),
+    ...(sharedMemory ? { sharedMemory } : {}),
+  };
 }
 
 function requestedOutputs(
   outputs: NonNullable<InferRequest['outputs']>,
   binary: Map<string, boolean>,
+  shm: Map<string, SharedMemoryRef>,
 ): RequestedOutput[] {
   const seen = new Set<string>();
   return outputs.map((o) => {
@@ -88,6 +116,16 @@ function requestedOutputs(
     const wantsBinary = booleanParameter(o.parameters, 'binary_data', label);
     if (wantsBinary !== undefined) binary.set(o.name, wantsBinary);
     const classification = classCount(o.parameters, label);
+    const ref = sharedMemoryRefOf(o.parameters, o.name);
+    if (ref) {
+      // Triton's texts (Triton shared memory extension: an output goes to a region, or in the body).
+      if (wantsBinary === true)
+        throw new AppError('INVALID_ARGUMENT', "Output can't set both 'shared_memory_region' and 'binary_data'");
+      if (classification !== undefined) {
+        throw new AppError('INVALID_ARGUMENT', "Output can't set both 'shared_memory_region' and 'classification'");
+      }
+      shm.set(o.name, ref);
+    }
     const out: RequestedOutput = { name: o.name };
     if (classification !== undefined) out.classification = classification;
     if (o.parameters !== undefined) out.parameters = o.parameters;

@@ -1,4 +1,4 @@
-import { encodeHttpInferResponse } from '@nvcf/protocol';
+import { encodeBinaryTensorData, encodeHttpInferResponse, type Tensor } from '@nvcf/protocol';
 import type { InferenceCore } from '../core/core-types.ts';
 import type { InferCall } from './infer-call.ts';
 
@@ -15,6 +15,7 @@ export interface InferReply {
  */
 export async function answerInferCall(core: InferenceCore, call: InferCall, signal?: AbortSignal): Promise<InferReply> {
   const res = await core.infer(signal ? { ...call.request, signal } : call.request);
+  writeSharedMemoryOutputs(call, res.outputs);
   const out = encodeHttpInferResponse(
     {
       model_name: res.modelName,
@@ -23,11 +24,30 @@ export async function answerInferCall(core: InferenceCore, call: InferCall, sign
       ...(res.parameters !== undefined ? { parameters: res.parameters } : {}),
       outputs: res.outputs,
     },
-    { binaryDataOutput: call.binaryDataOutput, outputBinary: call.outputBinary, rawSingleInput: call.rawSingleInput },
+    {
+      binaryDataOutput: call.binaryDataOutput,
+      outputBinary: call.outputBinary,
+      rawSingleInput: call.rawSingleInput,
+      ...(call.outputShm ? { inSharedMemory: new Set(call.outputShm.keys()) } : {}),
+    },
   );
   const headers: Record<string, string> = {};
   if (out.inferenceHeaderContentLength !== undefined) {
     headers['inference-header-content-length'] = String(out.inferenceHeaderContentLength);
   }
   return { body: out.body, contentType: out.contentType, headers };
+}
+
+/**
+ * Writes the outputs the call asked into shared memory regions there (Triton shared memory extension), BYTES in
+ * their serialized (length-prefixed) form.
+ */
+export function writeSharedMemoryOutputs(call: InferCall, outputs: readonly Tensor[]): void {
+  if (!call.outputShm || !call.sharedMemory) return;
+  for (const output of outputs) {
+    const ref = call.outputShm.get(output.name);
+    if (!ref) continue;
+    const bytes = encodeBinaryTensorData(output.datatype, output.shape, output.data, `output '${output.name}'`);
+    call.sharedMemory.write(ref, bytes, output.name);
+  }
 }

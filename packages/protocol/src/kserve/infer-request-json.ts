@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
+import { takeSharedMemoryTensor } from './binary/shared-memory-input.ts';
 import { decodeJsonTensor, InferTensorJson, JsonParameters } from './json-tensor.ts';
+import { type SharedMemoryReader, sharedMemoryRefOf } from './shared-memory-ref.ts';
 import type { Tensor } from './tensor.ts';
 import { zodIssueMessage } from './zod-issue-message.ts';
 
@@ -30,6 +32,11 @@ export interface InferRequest {
 export interface ParseInferRequestOptions {
   /** Per-input element limit, checked against the shape before anything is allocated. Default 2^28. */
   maxElements?: number;
+  /**
+   * Reads inputs that name a shared memory region (Triton shared memory extension); without it such an input
+   * is refused (the surface has no regions: the job queue).
+   */
+  sharedMemory?: SharedMemoryReader;
 }
 
 /**
@@ -60,7 +67,11 @@ export function parseInferRequest(body: unknown, opts: ParseInferRequestOptions 
     names.add(input.name);
   }
   const request: InferRequest = {
-    inputs: json.inputs.map((input) => decodeJsonTensor(input, `input '${input.name}'`, opts)),
+    inputs: json.inputs.map((input) => {
+      const label = `input '${input.name}'`;
+      const ref = sharedMemoryRefOf(input.parameters, input.name);
+      return ref ? takeSharedMemoryTensor(input, ref, label, opts) : decodeJsonTensor(input, label, opts);
+    }),
   };
   if (json.id !== undefined) request.id = json.id;
   if (json.parameters !== undefined) request.parameters = json.parameters;

@@ -6,10 +6,12 @@ import {
   parseInferRequest,
 } from '../infer-request-json.ts';
 import { decodeJsonTensor } from '../json-tensor.ts';
+import { sharedMemoryRefOf } from '../shared-memory-ref.ts';
 import { zodIssueMessage } from '../zod-issue-message.ts';
 import { type BinarySection, binaryDataSizeOf, checkFullyConsumed, takeBinaryTensor } from './binary-section.ts';
 import { parseInferenceHeaderContentLength, parseJsonSection } from './json-section.ts';
 import { decodeRawSingleInput, type RawInputSpec } from './raw-single-input.ts';
+import { takeSharedMemoryTensor } from './shared-memory-input.ts';
 
 /** The request headers the body layout depends on. */
 export interface InferRequestHeaders {
@@ -98,6 +100,8 @@ function decodeMixed(body: unknown, section: BinarySection, opts: ParseInferRequ
   }
   const inputs = json.inputs.map((input) => {
     const label = `input '${input.name}'`;
+    const ref = sharedMemoryRefOf(input.parameters, input.name);
+    if (ref) return takeSharedMemoryTensor(input, ref, label, opts);
     const size = binaryDataSizeOf(input.parameters, label);
     return size === undefined
       ? decodeJsonTensor(input, label, opts)

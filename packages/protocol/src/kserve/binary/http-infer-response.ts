@@ -28,6 +28,11 @@ export interface EncodeHttpInferResponseOptions {
   outputBinary?: ReadonlyMap<string, boolean>;
   /** The request was raw single-input (`Inference-Header-Content-Length: 0`): every output binary. */
   rawSingleInput?: boolean;
+  /**
+   * Outputs whose data went to a shared memory region (Triton shared memory extension): they are listed with
+   * their name, datatype and shape only, no data and no parameters.
+   */
+  inSharedMemory?: ReadonlySet<string>;
 }
 
 /** A response body ready to send, with the headers that describe its layout. */
@@ -55,11 +60,14 @@ export function encodeHttpInferResponse(
   res: InferResponse,
   opts: EncodeHttpInferResponseOptions = {},
 ): HttpInferResponseBody {
+  const shm = opts.inSharedMemory ?? new Set<string>();
   const binary = res.outputs.map(
-    (o) => opts.rawSingleInput === true || (opts.outputBinary?.get(o.name) ?? opts.binaryDataOutput ?? false),
+    (o) =>
+      !shm.has(o.name) &&
+      (opts.rawSingleInput === true || (opts.outputBinary?.get(o.name) ?? opts.binaryDataOutput ?? false)),
   );
   res.outputs.forEach((output, i) => {
-    if (!binary[i] && output.datatype === 'BF16') {
+    if (!binary[i] && !shm.has(output.name) && output.datatype === 'BF16') {
       throw new AppError(
         'INVALID_ARGUMENT',
         `output '${output.name}': BF16 tensors cannot be returned as JSON; request the output with ` +
@@ -68,13 +76,14 @@ export function encodeHttpInferResponse(
     }
   });
   const outputs = res.outputs.map(withoutStaleSize);
-  if (!binary.includes(true)) {
+  if (!binary.includes(true) && shm.size === 0) {
     return { body: Buffer.from(encodeInferResponse({ ...res, outputs })), contentType: 'application/json' };
   }
   const blobs: Uint8Array[] = [];
   const parts = outputs.map((output, i) => {
     const label = `output '${output.name}'`;
     const head = `{"name":${JSON.stringify(output.name)},"datatype":"${output.datatype}","shape":${formatShape(output.shape)}`;
+    if (shm.has(output.name)) return `${head}}`;
     if (binary[i]) {
       const blob = encodeBinaryTensorData(output.datatype, output.shape, output.data, label);
       blobs.push(blob);
@@ -88,6 +97,7 @@ export function encodeHttpInferResponse(
   if (res.id !== undefined) json += `,"id":${JSON.stringify(res.id)}`;
   if (res.parameters !== undefined) json += `,"parameters":${JSON.stringify(res.parameters)}`;
   const head = Buffer.from(`${json},"outputs":[${parts.join(',')}]}`);
+  if (blobs.length === 0) return { body: head, contentType: 'application/json' };
   return {
     body: Buffer.concat([head, ...blobs]),
     contentType: 'application/octet-stream',
