@@ -64,6 +64,7 @@ export const WorkerEnv = z.object({
   ),
   WORKER_RESTRICTED_API: restrictedApis,
   WORKER_EXPOSE_FUNCTION_MODELS: envBool(false),
+  WORKER_ALLOW_CLIENT_SHM: envBool(true),
   WORKER_GRPC_MAX_RECEIVE_BYTES: envInt(64 * 1024 * 1024, 1024, 2 ** 31 - 1),
 });
 export type WorkerEnv = z.infer<typeof WorkerEnv>;
@@ -118,6 +119,8 @@ export interface WorkerConfig {
   restrictedApis: RestrictedApis;
   /** Serve NVCF function models (`fv-…`) on the HTTP/gRPC surfaces too; queue jobs run them regardless. */
   exposeFunctionModels: boolean;
+  /** Triton's `--allow-client-shm`: clients may register system shared memory regions. */
+  allowClientShm: boolean;
   /** Largest gRPC message the worker accepts. */
   grpcMaxReceiveBytes: number;
 }
@@ -160,6 +163,7 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     modelControl: env.WORKER_MODEL_CONTROL_MODE,
     restrictedApis: env.WORKER_RESTRICTED_API,
     exposeFunctionModels: env.WORKER_EXPOSE_FUNCTION_MODELS,
+    allowClientShm: env.WORKER_ALLOW_CLIENT_SHM,
     grpcMaxReceiveBytes: env.WORKER_GRPC_MAX_RECEIVE_BYTES,
   };
 }

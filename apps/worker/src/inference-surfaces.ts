@@ -1,5 +1,6 @@
 import { basename, resolve } from 'node:path';
 import {
+  createSystemSharedMemory,
   createTritonMetrics,
   type InferenceCore,
   startKserveGrpcServer,
@@ -26,6 +27,7 @@ export type SurfaceConfig = Pick<
   | 'modelControl'
   | 'exposeFunctionModels'
   | 'restrictedApis'
+  | 'allowClientShm'
 >;
 
 export interface InferenceSurfaces {
@@ -54,7 +56,12 @@ export async function startInferenceSurfaces(
     modelControl: config.modelControl,
     exposeFunctionModels: config.exposeFunctionModels,
   });
-  const started: { close(): Promise<void> }[] = [];
+  // One set of regions for both ports: a client may register over HTTP and infer over gRPC.
+  const sharedMemory = createSystemSharedMemory({
+    allowClientShm: config.allowClientShm,
+    enableHint: 'Start the worker with WORKER_ALLOW_CLIENT_SHM=true to enable.',
+  });
+  const started: { close(): Promise<void> }[] = [{ close: async () => sharedMemory.close() }];
   const track = async <T extends { close(): Promise<void> }>(server: Promise<T>): Promise<T> => {
     const s = await server;
     started.push(s);
@@ -77,6 +84,7 @@ export async function startInferenceSurfaces(
               strictReadiness: config.v1StrictReadiness,
               serverId: config.v1ServerId,
               restrictedApis: config.restrictedApis,
+              sharedMemory,
             }),
           )
         : undefined;
@@ -92,6 +100,7 @@ export async function startInferenceSurfaces(
               serverId: config.v1ServerId,
               maxReceiveBytes: config.grpcMaxReceiveBytes,
               restrictedApis: config.restrictedApis,
+              sharedMemory,
             }),
           )
         : undefined;

@@ -58,4 +58,10 @@ export { EXECUTION_PROVIDERS, type ExecutionProvider, parseExecutionProviders } 
 export type { UnsupportedTensor } from './runtime/model-signature.ts';
 export type { LoadedModel, RunOptions } from './runtime/onnx-runner.ts';
 export { SessionCache, type SessionCacheOptions, type SessionLogger } from './runtime/session-cache.ts';
+export {
+  createSystemSharedMemory,
+  type SharedMemoryRegion,
+  type SystemSharedMemory,
+  type SystemSharedMemoryOptions,
+} from './shm/system-shared-memory.ts';
 export type { TritonV1Options } from './triton-v1/triton-v1-service.ts';

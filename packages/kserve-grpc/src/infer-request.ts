@@ -1,4 +1,14 @@
-import { AppError, DATATYPES, decodeBinaryTensorData, elementCount, isDatatype, type Tensor } from '@nvcf/protocol';
+import {
+  AppError,
+  DATATYPES,
+  decodeBinaryTensorData,
+  elementCount,
+  isDatatype,
+  type SharedMemoryReader,
+  sharedMemoryRefOf,
+  type Tensor,
+  withoutSharedMemoryParameters,
+} from '@nvcf/protocol';
 import { decodeParameters, decodeRequestParameters, parameterValue } from './infer-parameters.ts';
 import type {
   InferInputTensorMsg,
@@ -33,6 +43,11 @@ export interface GrpcInferRequest {
 export interface DecodeInferRequestOptions {
   /** Per-input element limit, checked against the shape before anything is allocated. Default 2^28. */
   maxElements?: number;
+  /**
+   * Reads inputs that name a shared memory region (Triton shared memory extension); without it such an input
+   * is refused.
+   */
+  sharedMemory?: SharedMemoryReader;
 }
 
 /**
@@ -48,11 +63,14 @@ export function decodeModelInferRequest(
 ): GrpcInferRequest {
   const model = msg.model_name;
   const raw = msg.raw_input_contents;
+  // Inputs in shared memory take no raw_input_contents entry: the others pair with them in order.
+  const inShm = msg.inputs.map((input) => Object.hasOwn(input.parameters, 'shared_memory_region'));
+  const inBody = inShm.filter((shm) => !shm).length;
   if (raw.length > 0) {
-    if (raw.length !== msg.inputs.length) {
+    if (raw.length !== inBody) {
       throw new AppError(
         'INVALID_ARGUMENT',
-        `expected ${msg.inputs.length} inputs but got ${raw.length} raw_input_contents in request for model '${model}'`,
+        `expected ${inBody} inputs but got ${raw.length} raw_input_contents in request for model '${model}'`,
       );
     }
     const typed = msg.inputs.find((input) => input.contents !== null);
@@ -64,10 +82,12 @@ export function decodeModelInferRequest(
     }
   }
   const names = new Set<string>();
+  let rawIndex = 0;
   const inputs = msg.inputs.map((input, i) => {
     if (names.has(input.name)) throw new AppError('INVALID_ARGUMENT', `duplicate input name '${input.name}'`);
     names.add(input.name);
-    return decodeInput(input, raw[i], opts.maxElements);
+    if (inShm[i]) return decodeSharedMemoryInput(input, model, opts);
+    return decodeInput(input, raw[rawIndex++], opts.maxElements);
   });
   const request: GrpcInferRequest = { modelName: model, inputs };
   if (msg.model_version !== '') request.modelVersion = msg.model_version;
@@ -95,6 +115,47 @@ function decodeInput(input: InferInputTensorMsg, raw: Uint8Array | undefined, ma
   const tensor: Tensor = { name: input.name, datatype, shape, data };
   const parameters = decodeParameters(input.parameters);
   if (parameters) tensor.parameters = parameters;
+  return tensor;
+}
+
+/** An input whose bytes are in a registered region, with Triton's gRPC texts for what is wrong with it. */
+function decodeSharedMemoryInput(input: InferInputTensorMsg, model: string, opts: DecodeInferRequestOptions): Tensor {
+  const label = `input '${input.name}'`;
+  if (input.contents !== null) {
+    throw new AppError(
+      'INVALID_ARGUMENT',
+      `unexpected 'content' provided when using shared memory for input tensor '${input.name}' for model '${model}'`,
+    );
+  }
+  const parameters = decodeParameters(input.parameters) ?? {};
+  if (parameters.shared_memory_byte_size === undefined) {
+    throw new AppError(
+      'INVALID_ARGUMENT',
+      `'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor '${input.name}'`,
+    );
+  }
+  const ref = sharedMemoryRefOf(parameters, input.name);
+  if (!ref) throw new AppError('INTERNAL', `${label}: no shared memory region`);
+  if (!opts.sharedMemory) {
+    throw new AppError('INVALID_ARGUMENT', `${label}: shared memory regions are not available here`);
+  }
+  const { datatype } = input;
+  if (!isDatatype(datatype)) {
+    throw new AppError(
+      'INVALID_ARGUMENT',
+      `${label}: unknown datatype '${datatype}' (expected one of ${DATATYPES.join(', ')})`,
+    );
+  }
+  const shape = decodeShape(input.shape, label);
+  const bytes = opts.sharedMemory(ref, label);
+  const tensor: Tensor = {
+    name: input.name,
+    datatype,
+    shape,
+    data: decodeBinaryTensorData(datatype, shape, bytes, label, opts.maxElements),
+  };
+  const rest = withoutSharedMemoryParameters(parameters);
+  if (rest) tensor.parameters = rest;
   return tensor;
 }
 

@@ -19,9 +19,17 @@ const HTTP_ONLY = new Set(['binary_data_size', 'binary_data']);
  * (BYTES with 4-byte little-endian length prefixes), never typed `contents`: tritonclient's `as_numpy`
  * reads only the raw form, and Triton always answers with it (Triton Python client).
  */
-export function encodeModelInferResponse(res: GrpcInferResponse): ModelInferResponseMsg {
+export function encodeModelInferResponse(
+  res: GrpcInferResponse,
+  opts: { inSharedMemory?: ReadonlySet<string> } = {},
+): ModelInferResponseMsg {
   const raw: Uint8Array[] = [];
   const outputs = res.outputs.map((t) => {
+    if (opts.inSharedMemory?.has(t.name)) {
+      // Written to its region (Triton shared memory extension): listed, with an empty entry so indices stay aligned.
+      raw.push(Buffer.alloc(0));
+      return { name: t.name, datatype: t.datatype, shape: t.shape, parameters: {} };
+    }
     const bytes = encodeBinaryTensorData(t.datatype, t.shape, t.data, `output '${t.name}'`);
     // A Buffer view (no copy): protobufjs copies Buffers with one memcpy, plain Uint8Arrays byte by byte.
     raw.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));

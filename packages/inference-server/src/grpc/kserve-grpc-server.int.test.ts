@@ -138,13 +138,7 @@ describe('health and out-of-scope RPCs', () => {
     await expect(fx.check('other.Service')).rejects.toMatchObject({ code: status.NOT_FOUND });
   });
 
-  it.each([
-    'SystemSharedMemoryStatus',
-    'SystemSharedMemoryRegister',
-    'CudaSharedMemoryStatus',
-    'TraceSetting',
-    'LogSettings',
-  ])('%s → UNIMPLEMENTED', async (method) => {
+  it.each(['TraceSetting', 'LogSettings'])('%s → UNIMPLEMENTED', async (method) => {
     const err = await fx.fail(method, {});
     expect(err.code).toBe(status.UNIMPLEMENTED);
   });

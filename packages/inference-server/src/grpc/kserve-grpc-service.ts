@@ -2,6 +2,7 @@ import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import {
   decodeModelInferRequest,
   encodeModelInferResponse,
+  type GrpcInferRequest,
   type ModelInferRequestMsg,
   type ModelInferResponseMsg,
   type NameVersionMsg,
@@ -10,9 +11,10 @@ import {
   unary,
 } from '@nvcf/kserve-grpc';
 import { modelConfigToJson } from '@nvcf/models';
-import { AppError } from '@nvcf/protocol';
+import { AppError, encodeBinaryTensorData, type SharedMemoryRef, sharedMemoryRefOf } from '@nvcf/protocol';
 import type { Logger } from '@nvcf/service-kit';
 import type { InferenceCore } from '../core/core-types.ts';
+import { createSystemSharedMemory, type SystemSharedMemory } from '../shm/system-shared-memory.ts';
 import { modelStreamInfer } from './model-stream-infer.ts';
 import { repositoryLoadOptions } from './repository-load-options.ts';
 
@@ -22,19 +24,12 @@ export interface KserveGrpcServiceOptions {
   maxElements?: number;
   /** ModelStreamInfer: requests of one stream that may run at once (answers stay in order). Default 16. */
   maxStreamInFlight?: number;
+  /** System shared memory regions, shared with the HTTP surface; default: a set of its own, clients allowed. */
+  sharedMemory?: SystemSharedMemory;
 }
 
 /** Declared in grpc_service.proto for stub compatibility, answered UNIMPLEMENTED. */
-const UNSUPPORTED = [
-  'SystemSharedMemoryStatus',
-  'SystemSharedMemoryRegister',
-  'SystemSharedMemoryUnregister',
-  'CudaSharedMemoryStatus',
-  'CudaSharedMemoryRegister',
-  'CudaSharedMemoryUnregister',
-  'TraceSetting',
-  'LogSettings',
-] as const;
+const UNSUPPORTED = ['TraceSetting', 'LogSettings'] as const;
 
 const orUndefined = (s: string) => (s === '' ? undefined : s);
 
@@ -52,13 +47,27 @@ export function createKserveGrpcService(
   opts: KserveGrpcServiceOptions = {},
 ): UntypedServiceImplementation {
   const { logger } = opts;
-  const decodeOpts = opts.maxElements === undefined ? {} : { maxElements: opts.maxElements };
+  const shm = opts.sharedMemory ?? createSystemSharedMemory({ allowClientShm: true });
+  const decodeOpts = {
+    ...(opts.maxElements === undefined ? {} : { maxElements: opts.maxElements }),
+    sharedMemory: (ref: SharedMemoryRef, label: string) => shm.read(ref, label),
+  };
 
   const infer = async (msg: ModelInferRequestMsg, call: { cancelled: boolean }): Promise<ModelInferResponseMsg> => {
     const request = decodeModelInferRequest(msg, decodeOpts);
+    const outputShm = sharedMemoryOutputs(request.outputs);
     // Cheap cancellation: a request whose caller has gone (cancel, deadline) is not run at all.
     if (call.cancelled) throw new AppError('CANCELLED', 'request cancelled by the client');
-    return encodeModelInferResponse(await core.infer(request));
+    const res = await core.infer(request);
+    if (outputShm.size === 0) return encodeModelInferResponse(res);
+    for (const output of res.outputs) {
+      const ref = outputShm.get(output.name);
+      if (ref) {
+        const bytes = encodeBinaryTensorData(output.datatype, output.shape, output.data, `output '${output.name}'`);
+        shm.write(ref, bytes, output.name);
+      }
+    }
+    return encodeModelInferResponse(res, { inSharedMemory: new Set(outputShm.keys()) });
   };
 
   const service: UntypedServiceImplementation = {
@@ -80,6 +89,7 @@ export function createKserveGrpcService(
       logger,
     ),
     ModelInfer: unary('ModelInfer', infer, logger),
+    ...sharedMemoryRpcs(shm, logger),
     ModelStreamInfer: modelStreamInfer(infer, { maxInFlight: opts.maxStreamInFlight ?? 16, logger }),
     ModelConfig: unary(
       'ModelConfig',
@@ -127,4 +137,80 @@ export function createKserveGrpcService(
     );
   }
   return service;
+}
+
+/** Requested outputs that go to a shared memory region, by name (Triton shared memory extension). */
+function sharedMemoryOutputs(outputs: GrpcInferRequest['outputs']): Map<string, SharedMemoryRef> {
+  const refs = new Map<string, SharedMemoryRef>();
+  for (const output of outputs ?? []) {
+    const ref = sharedMemoryRefOf(output.parameters, output.name);
+    if (!ref) continue;
+    if (output.parameters?.shared_memory_byte_size === undefined) {
+      throw new AppError(
+        'INVALID_ARGUMENT',
+        `'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor '${output.name}'`,
+      );
+    }
+    if (output.classification !== undefined) {
+      throw new AppError('INVALID_ARGUMENT', "Output can't set both 'shared_memory_region' and 'classification'");
+    }
+    refs.set(output.name, ref);
+  }
+  return refs;
+}
+
+/**
+ * The shared memory RPCs: system regions on `shm`; CUDA ones as a server without GPUs answers them (nothing to
+ * list, register refused, unregister a no-op).
+ */
+function sharedMemoryRpcs(shm: SystemSharedMemory, logger: Logger | undefined): UntypedServiceImplementation {
+  const count = (value: unknown) => Number(value ?? 0);
+  return {
+    SystemSharedMemoryStatus: unary(
+      'SystemSharedMemoryStatus',
+      (req: { name: string }) => ({
+        regions: Object.fromEntries(
+          shm
+            .status(orUndefined(req.name))
+            .map((r) => [r.name, { name: r.name, key: r.key, offset: r.offset, byte_size: r.byteSize }]),
+        ),
+      }),
+      logger,
+    ),
+    SystemSharedMemoryRegister: unary(
+      'SystemSharedMemoryRegister',
+      (req: { name: string; key: string; offset: unknown; byte_size: unknown }) => {
+        shm.register({ name: req.name, key: req.key, offset: count(req.offset), byteSize: count(req.byte_size) });
+        return {};
+      },
+      logger,
+    ),
+    SystemSharedMemoryUnregister: unary(
+      'SystemSharedMemoryUnregister',
+      (req: { name: string }) => {
+        shm.unregister(orUndefined(req.name));
+        return {};
+      },
+      logger,
+    ),
+    CudaSharedMemoryStatus: unary(
+      'CudaSharedMemoryStatus',
+      (req: { name: string }) => {
+        if (req.name !== '') throw new AppError('NOT_FOUND', `Unable to find cuda shared memory region: '${req.name}'`);
+        return { regions: {} };
+      },
+      logger,
+    ),
+    CudaSharedMemoryRegister: unary(
+      'CudaSharedMemoryRegister',
+      (req: { name: string }) => {
+        throw new AppError(
+          'INVALID_ARGUMENT',
+          `failed to register CUDA shared memory region: '${req.name}', GPUs not supported`,
+        );
+      },
+      logger,
+    ),
+    CudaSharedMemoryUnregister: unary('CudaSharedMemoryUnregister', () => ({}), logger),
+  };
 }
