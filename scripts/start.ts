@@ -13,7 +13,11 @@ const root = resolve(import.meta.dirname, '..');
 const modelRepository = resolve(root, process.env.MODEL_REPOSITORY ?? 'model-repository');
 const gatewayPort = process.env.GATEWAY_PORT ?? '8080';
 
-await generateExampleRepository(modelRepository, { includeGenerative: true, includeDensenet: true });
+await generateExampleRepository(modelRepository, {
+  includeGenerative: true,
+  includeDensenet: true,
+  includeTritonExamples: true,
+});
 
 let redis: RedisHandle;
 try {

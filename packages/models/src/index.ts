@@ -81,6 +81,15 @@ export {
   writeIdentityModels,
 } from './examples/identity.ts';
 export { buildSimpleModel, SIMPLE_CONFIG_PBTXT } from './examples/simple.ts';
+export {
+  buildCustomIdentityInt32Model,
+  buildSimpleInt8Model,
+  buildSimpleStringModel,
+  CUSTOM_IDENTITY_INT32_CONFIG_PBTXT,
+  SIMPLE_INT8_CONFIG_PBTXT,
+  SIMPLE_STRING_CONFIG_PBTXT,
+  writeTritonExampleModels,
+} from './examples/triton-examples.ts';
 export { writeModelVersion } from './examples/write-model.ts';
 export {
   buildModel,

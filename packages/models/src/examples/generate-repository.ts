@@ -4,6 +4,7 @@ import { writeDensenetModel } from './densenet.ts';
 import { writeGenerativeModel } from './generative.ts';
 import { writeIdentityModels } from './identity.ts';
 import { buildSimpleModel, SIMPLE_CONFIG_PBTXT } from './simple.ts';
+import { writeTritonExampleModels } from './triton-examples.ts';
 import { writeFileAtomic, writeModelVersion } from './write-model.ts';
 
 export interface GenerateOptions {
@@ -13,6 +14,8 @@ export interface GenerateOptions {
   includeGenerative?: boolean;
   /** Also write `densenet_onnx`, the image classifier with DenseNet's I/O (a model where compute matters). */
   includeDensenet?: boolean;
+  /** Also write more of Triton's examples: `simple_int8`, `simple_string`, `custom_identity_int32`. */
+  includeTritonExamples?: boolean;
 }
 
 /**
@@ -31,4 +34,5 @@ export async function generateExampleRepository(dir: string, opts: GenerateOptio
   if (opts.includeGenerative) await writeGenerativeModel(dir);
   if (opts.includeIdentity) await writeIdentityModels(dir);
   if (opts.includeDensenet) await writeDensenetModel(dir);
+  if (opts.includeTritonExamples) await writeTritonExampleModels(dir);
 }

@@ -1,0 +1,73 @@
+import { writeTritonExampleModels } from '@nvcf/models';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type KserveFixture, startKserveFixture } from '../http/kserve-test-fixture.ts';
+
+let fx: KserveFixture;
+beforeAll(async () => {
+  fx = await startKserveFixture({}, (dir) => writeTritonExampleModels(dir));
+});
+afterAll(async () => {
+  await fx?.close();
+});
+
+interface Output {
+  name: string;
+  datatype: string;
+  shape: number[];
+  data: unknown[];
+}
+const infer = async (model: string, body: unknown) => {
+  const res = await fetch(`${fx.url}/v2/models/${model}/infer`, { method: 'POST', body: JSON.stringify(body) });
+  expect(res.status, await res.clone().text()).toBe(200);
+  const { outputs } = (await res.json()) as { outputs: Output[] };
+  return Object.fromEntries(outputs.map((o) => [o.name, o]));
+};
+const range16 = Array.from({ length: 16 }, (_, i) => i);
+const ones16 = Array.from({ length: 16 }, () => 1);
+
+describe("Triton's example models, as its clients call them", () => {
+  it('simple_string: decimal strings in, sums and differences as decimal strings out (simple_http_string_infer_client.py)', async () => {
+    const tensor = (name: string, values: number[]) => ({
+      name,
+      datatype: 'BYTES',
+      shape: [1, 16],
+      data: values.map(String),
+    });
+    const out = await infer('simple_string', { inputs: [tensor('INPUT0', range16), tensor('INPUT1', ones16)] });
+    expect(out.OUTPUT0).toMatchObject({ datatype: 'BYTES', shape: [1, 16] });
+    expect(out.OUTPUT0?.data).toEqual(range16.map((v) => String(v + 1)));
+    expect(out.OUTPUT1?.data).toEqual(range16.map((v) => String(v - 1)));
+  });
+
+  it('simple_int8: the INT8 variant of simple (grpc_explicit_int8_content_client.py values)', async () => {
+    const tensor = (name: string, values: number[]) => ({ name, datatype: 'INT8', shape: [1, 16], data: values });
+    const out = await infer('simple_int8', { inputs: [tensor('INPUT0', range16), tensor('INPUT1', ones16)] });
+    expect(out.OUTPUT0).toMatchObject({ datatype: 'INT8', shape: [1, 16], data: range16.map((v) => v + 1) });
+    expect(out.OUTPUT1?.data).toEqual(range16.map((v) => v - 1));
+  });
+
+  it('custom_identity_int32: echoes a variable-length INT32 input', async () => {
+    const data = [7, -3, 2147483647, -2147483648, 0];
+    const out = await infer('custom_identity_int32', {
+      inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [1, 5], data }],
+    });
+    expect(out.OUTPUT0).toMatchObject({ datatype: 'INT32', shape: [1, 5], data });
+  });
+
+  it("reports Triton's metadata: a -1 batch dimension before the config dims", async () => {
+    const meta = async (model: string) =>
+      (await (await fetch(`${fx.url}/v2/models/${model}`)).json()) as Record<string, unknown>;
+    expect(await meta('simple_string')).toMatchObject({
+      inputs: [
+        { name: 'INPUT0', datatype: 'BYTES', shape: [-1, 16] },
+        { name: 'INPUT1', datatype: 'BYTES', shape: [-1, 16] },
+      ],
+    });
+    expect(await meta('simple_int8')).toMatchObject({
+      outputs: [{ name: 'OUTPUT0', datatype: 'INT8', shape: [-1, 16] }, expect.anything()],
+    });
+    expect(await meta('custom_identity_int32')).toMatchObject({
+      inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [-1, -1] }],
+    });
+  });
+});
