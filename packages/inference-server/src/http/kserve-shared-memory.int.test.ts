@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { writeTritonExampleModels } from '@nvcf/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type KserveFixture, simpleInputs, startKserveFixture } from './kserve-test-fixture.ts';
 
@@ -62,7 +63,7 @@ const shmOutput = (name: string, byteSize: number, offset: number) => ({
 });
 
 beforeAll(async () => {
-  fx = await startKserveFixture();
+  fx = await startKserveFixture({}, (dir) => writeTritonExampleModels(dir));
   const { input0, input1 } = simpleInputs();
   clientCreatesRegions(input0, input1);
 });
@@ -70,6 +71,8 @@ afterAll(async () => {
   await fx?.close();
   rmSync(file(inKey), { force: true });
   rmSync(file(outKey), { force: true });
+  rmSync(file(`${inKey}_s`), { force: true });
+  rmSync(file(`${outKey}_s`), { force: true });
 });
 
 describe('system shared memory (simple_http_shm_client.py flow)', () => {
@@ -233,5 +236,46 @@ describe('system shared memory (simple_http_shm_client.py flow)', () => {
     expect((await post('/v2/cudasharedmemory/region/gpu0/unregister')).status).toBe(200);
     const meta = (await (await fetch(`${fx.url}/v2`)).json()) as { extensions: string[] };
     expect(meta.extensions).toEqual(expect.arrayContaining(['system_shared_memory', 'cuda_shared_memory']));
+  });
+
+  it('carries serialized BYTES both ways, in regions sized exactly (simple_http_shm_string_client.py)', async () => {
+    /** Triton's BYTES serialization: each element as a 4-byte little-endian length, then its bytes. */
+    const serialize = (values: string[]) =>
+      Buffer.concat(values.flatMap((v) => [Buffer.from(Uint32Array.of(Buffer.byteLength(v)).buffer), Buffer.from(v)]));
+    const in0 = serialize(Array.from({ length: 16 }, (_, i) => String(i)));
+    const in1 = serialize(Array.from({ length: 16 }, () => '1'));
+    const sums = serialize(Array.from({ length: 16 }, (_, i) => String(i + 1)));
+    const diffs = serialize(Array.from({ length: 16 }, (_, i) => String(i - 1)));
+    expect([in0.length, in1.length, sums.length, diffs.length]).toEqual([86, 80, 87, 86]);
+    const inFile = file(`${inKey}_s`);
+    const outFile = file(`${outKey}_s`);
+    writeFileSync(inFile, Buffer.concat([in0, in1]));
+    writeFileSync(outFile, Buffer.alloc(sums.length + diffs.length));
+    await post('/v2/systemsharedmemory/unregister');
+    await post('/v2/systemsharedmemory/region/input_data/register', { key: `${inKey}_s`, offset: 0, byte_size: 166 });
+    await post('/v2/systemsharedmemory/region/output_data/register', { key: `${outKey}_s`, offset: 0, byte_size: 173 });
+    const bytes = (name: string, byteSize: number, offset: number) => ({
+      name,
+      datatype: 'BYTES',
+      shape: [1, 16],
+      parameters: {
+        shared_memory_region: 'input_data',
+        shared_memory_byte_size: byteSize,
+        shared_memory_offset: offset,
+      },
+    });
+    const res = await post('/v2/models/simple_string/infer', {
+      inputs: [bytes('INPUT0', 86, 0), bytes('INPUT1', 80, 86)],
+      outputs: [
+        { name: 'OUTPUT0', parameters: { shared_memory_region: 'output_data', shared_memory_byte_size: 87 } },
+        {
+          name: 'OUTPUT1',
+          parameters: { shared_memory_region: 'output_data', shared_memory_byte_size: 86, shared_memory_offset: 87 },
+        },
+      ],
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(readFileSync(outFile)).toEqual(Buffer.concat([sums, diffs]));
+    await post('/v2/systemsharedmemory/unregister');
   });
 });
