@@ -1,4 +1,9 @@
-export { type AutoCompleteOptions, autoCompleteConfig, type ModelSignatureInfo } from './config/auto-complete.ts';
+export {
+  type AutoCompleteOptions,
+  autoCompleteConfig,
+  IDENTITY_BACKEND,
+  type ModelSignatureInfo,
+} from './config/auto-complete.ts';
 export { apiDatatype, configDataType } from './config/config-datatypes.ts';
 export { normalizeInstanceGroups } from './config/instance-groups.ts';
 export { readLabels } from './config/labels.ts';
@@ -86,6 +91,7 @@ export {
   buildSimpleInt8Model,
   buildSimpleStringModel,
   CUSTOM_IDENTITY_INT32_CONFIG_PBTXT,
+  SIMPLE_IDENTITY_CONFIG_PBTXT,
   SIMPLE_INT8_CONFIG_PBTXT,
   SIMPLE_STRING_CONFIG_PBTXT,
   writeTritonExampleModels,

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import {
   apiDatatype,
   autoCompleteConfig,
+  IDENTITY_BACKEND,
   type ModelConfig,
-  type ModelVersionEntry,
   parseModelConfigJson,
   parseModelConfigText,
   readLabels,
@@ -14,6 +14,7 @@ import {
 } from '@nvcf/models';
 import { AppError, type TensorSpec } from '@nvcf/protocol';
 import type { LoadedModel } from '../runtime/onnx-runner.ts';
+import type { LoadEntry } from '../runtime/session-cache.ts';
 
 /** What the repository says about a model before its sessions exist. */
 export interface ModelSource {
@@ -22,7 +23,7 @@ export interface ModelSource {
   /** config.pbtxt or the load request's override; undefined when neither exists (auto-complete fills it). */
   config: ModelConfig | undefined;
   /** The versions its version policy selects. */
-  entries: ModelVersionEntry[];
+  entries: LoadEntry[];
 }
 
 /** A model as served: its completed config, tensor specs in config terms (no batch dim), labels. */
@@ -62,7 +63,19 @@ export async function readModelSource(repository: string, name: string, configOv
   );
   const entries = all.filter((e) => chosen.has(e.version));
   if (entries.length === 0) throw new Error(`failed to load '${name}': its version policy selects no version`);
-  return { name, modelDir, config, entries };
+  if (config?.backend !== IDENTITY_BACKEND) return { name, modelDir, config, entries };
+  const identity = identityTensors(name, config);
+  return { name, modelDir, config, entries: entries.map((e) => ({ ...e, identity })) };
+}
+
+/** An identity-backend model's tensors from its config, shaped as a session reports them (batch dim first). */
+function identityTensors(name: string, config: ModelConfig): { inputs: TensorSpec[]; outputs: TensorSpec[] } {
+  const spec = (t: { name: string; data_type: ModelConfig['input'][number]['data_type']; dims: number[] }) => {
+    const datatype = apiDatatype(t.data_type);
+    if (!datatype) throw new Error(`failed to load '${name}': tensor '${t.name}' has data_type TYPE_INVALID`);
+    return { name: t.name, datatype, shape: config.max_batch_size > 0 ? [-1, ...t.dims] : [...t.dims] };
+  };
+  return { inputs: config.input.map(spec), outputs: config.output.map(spec) };
 }
 
 /** Completes the config from the loaded sessions (Triton's auto-complete) and checks it against them. */

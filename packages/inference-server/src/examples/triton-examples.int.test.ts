@@ -54,6 +54,47 @@ describe("Triton's example models, as its clients call them", () => {
     expect(out.OUTPUT0).toMatchObject({ datatype: 'INT32', shape: [1, 5], data });
   });
 
+  it('simple_identity: echoes BYTES byte for byte, NULs and non-UTF-8 included (simple_http_string_infer_client.py)', async () => {
+    const elements = [Buffer.from('he\u0000llo'), Buffer.from([0, 1, 2, 3]), Buffer.from([0xff, 0xfe, 0x00])];
+    // Binary form: each element as a 4-byte little-endian length, then its bytes.
+    const binary = Buffer.concat(elements.flatMap((e) => [Buffer.from(Uint32Array.of(e.length).buffer), e]));
+    const header = Buffer.from(
+      JSON.stringify({
+        inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [1, 3], parameters: { binary_data_size: binary.length } }],
+        outputs: [{ name: 'OUTPUT0', parameters: { binary_data: true } }],
+      }),
+    );
+    const res = await fetch(`${fx.url}/v2/models/simple_identity/infer`, {
+      method: 'POST',
+      headers: { 'inference-header-content-length': String(header.length) },
+      body: Buffer.concat([header, binary]),
+    });
+    expect(res.status).toBe(200);
+    const body = Buffer.from(await res.arrayBuffer());
+    const json = Number(res.headers.get('inference-header-content-length'));
+    expect(JSON.parse(body.subarray(0, json).toString())).toMatchObject({
+      model_name: 'simple_identity',
+      outputs: [{ name: 'OUTPUT0', datatype: 'BYTES', shape: [1, 3], parameters: { binary_data_size: binary.length } }],
+    });
+    expect(body.subarray(json)).toEqual(binary);
+    const config = (await (await fetch(`${fx.url}/v2/models/simple_identity/config`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(config).toMatchObject({ name: 'simple_identity', backend: 'identity', max_batch_size: 8 });
+  });
+
+  it('simple_identity refuses what a session would, with the same texts', async () => {
+    const res = await fetch(`${fx.url}/v2/models/simple_identity/infer`, {
+      method: 'POST',
+      body: JSON.stringify({ inputs: [{ name: 'INPUT9', datatype: 'BYTES', shape: [1, 1], data: ['x'] }] }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toBe(
+      "unexpected inference input 'INPUT9' for model 'simple_identity'",
+    );
+  });
+
   it("reports Triton's metadata: a -1 batch dimension before the config dims", async () => {
     const meta = async (model: string) =>
       (await (await fetch(`${fx.url}/v2/models/${model}`)).json()) as Record<string, unknown>;

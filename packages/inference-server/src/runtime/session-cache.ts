@@ -1,8 +1,12 @@
 import { compareModelVersions, type ModelVersionEntry } from '@nvcf/models';
-import { AppError } from '@nvcf/protocol';
+import { AppError, type TensorSpec } from '@nvcf/protocol';
 import { type ExecutionProvider, ortProviderName, parseExecutionProviders } from './execution-providers.ts';
+import { startIdentityModel } from './identity-model.ts';
 import { type LoadedModel, type ModelHandle, startOnnxModel } from './onnx-runner.ts';
 import { type ProviderProbe, probeProviders } from './provider-probe.ts';
+
+/** A version to load: for the identity backend, with the tensors its config gives (there is no model file). */
+export type LoadEntry = ModelVersionEntry & { identity?: { inputs: TensorSpec[]; outputs: TensorSpec[] } };
 
 /** The two pino methods we use, so any pino logger (or a test double) fits. */
 export interface SessionLogger {
@@ -53,7 +57,7 @@ export class SessionCache {
   }
 
   /** Loads a model version, or returns the one loaded or loading already (concurrent callers share one load). */
-  async load(entry: ModelVersionEntry): Promise<LoadedModel> {
+  async load(entry: LoadEntry): Promise<LoadedModel> {
     if (this.#closed) throw new AppError('UNAVAILABLE', 'session cache is closed');
     const k = key(entry.name, entry.version);
     let pending = this.#loading.get(k);
@@ -129,8 +133,13 @@ export class SessionCache {
     return this.#probed;
   }
 
-  async #create(entry: ModelVersionEntry): Promise<ModelHandle> {
+  async #create(entry: LoadEntry): Promise<ModelHandle> {
     const { logger, intraOpNumThreads, interOpNumThreads } = this.#options;
+    if (entry.identity) {
+      const handle = startIdentityModel({ name: entry.name, version: entry.version, ...entry.identity });
+      logger.info({ model: entry.name, version: entry.version, backend: 'identity' }, 'model loaded');
+      return handle;
+    }
     const failures: string[] = [];
     const { usable: providers, unavailable } = await this.#usableProviders();
     if (providers.length === 0) {

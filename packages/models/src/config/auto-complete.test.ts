@@ -207,6 +207,18 @@ describe('autoCompleteConfig: load errors', () => {
     expect(autoCompleteConfig(parseModelConfigText('name: "simple"'), SIMPLE).name).toBe('simple');
   });
 
+  it('takes the identity backend as its config says, with no platform and no model file, and refuses it without tensors', () => {
+    const text = `backend: "identity"
+max_batch_size: 8
+input [ { name: "INPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]`;
+    const c = autoCompleteConfig(parseModelConfigText(text), SIMPLE);
+    expect(c).toMatchObject({ backend: 'identity', platform: '', default_model_filename: '', max_batch_size: 8 });
+    expect(() => autoCompleteConfig({ backend: 'identity' }, SIMPLE)).toThrow(
+      'the identity backend needs inputs and outputs in the config',
+    );
+  });
+
   it('refuses other platforms and backends', () => {
     expect(failure(() => autoCompleteConfig({ platform: 'tensorrt_plan' }, SIMPLE))).toBe(
       "failed to load 'simple': platform 'tensorrt_plan' is not supported (only 'onnxruntime_onnx')",

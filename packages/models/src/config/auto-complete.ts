@@ -23,6 +23,11 @@ export interface AutoCompleteOptions {
 const PLATFORM = 'onnxruntime_onnx';
 const BACKEND = 'onnxruntime';
 const MODEL_FILENAME = 'model.onnx';
+/**
+ * The built-in identity backend (as Triton's identity backend: OUTPUT<i> = INPUT<i>, bytes untouched): no model
+ * file, its inputs and outputs from the config alone.
+ */
+export const IDENTITY_BACKEND = 'identity';
 
 /** A fresh, fully defaulted config (protobuf defaults), copying what the caller gave so it is never mutated. */
 function withDefaults(config: Partial<ModelConfig> | undefined): ModelConfig {
@@ -88,11 +93,18 @@ export function autoCompleteConfig(
   if (c.name && c.name !== model.name)
     fail(`the config names the model '${c.name}', but its directory is '${model.name}'`);
   c.name = model.name;
-  if (c.platform && c.platform !== PLATFORM) fail(`platform '${c.platform}' is not supported (only '${PLATFORM}')`);
-  if (c.backend && c.backend !== BACKEND) fail(`backend '${c.backend}' is not supported (only '${BACKEND}')`);
-  c.platform = PLATFORM;
-  c.backend = BACKEND;
-  c.default_model_filename ||= MODEL_FILENAME;
+  if (c.backend === IDENTITY_BACKEND && !c.platform) {
+    if (c.input.length === 0 || c.output.length === 0)
+      fail('the identity backend needs inputs and outputs in the config');
+  } else {
+    if (c.platform && c.platform !== PLATFORM) fail(`platform '${c.platform}' is not supported (only '${PLATFORM}')`);
+    if (c.backend && c.backend !== BACKEND) {
+      fail(`backend '${c.backend}' is not supported (only '${BACKEND}' and '${IDENTITY_BACKEND}')`);
+    }
+    c.platform = PLATFORM;
+    c.backend = BACKEND;
+    c.default_model_filename ||= MODEL_FILENAME;
+  }
 
   const batchInputs = (c.extra.batch_input as unknown[] | undefined)?.length ?? 0;
   if (c.input.length + batchInputs === 0 || c.output.length === 0) completeFromModel(c, model, opts, fail);

@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildModel, OnnxElemType, type ValueSpec } from '../onnx/builder.ts';
 import { writeFileAtomic, writeModelVersion } from './write-model.ts';
@@ -98,8 +99,38 @@ output [
 ]
 `;
 
-/** Writes `simple_int8`, `simple_string` and `custom_identity_int32`, each with its config, into `repositoryDir`. */
+/**
+ * `simple_identity` (Triton's Python-backend example echoing INPUT0 as OUTPUT0): BYTES, any bytes — NULs and
+ * non-UTF-8 included, which ONNX Runtime string tensors cannot carry — so it runs on the built-in identity
+ * backend, whose config needs no model file.
+ */
+export const SIMPLE_IDENTITY_CONFIG_PBTXT = `name: "simple_identity"
+backend: "identity"
+max_batch_size: 8
+input [
+  {
+    name: "INPUT0"
+    data_type: TYPE_STRING
+    dims: [ -1 ]
+  }
+]
+output [
+  {
+    name: "OUTPUT0"
+    data_type: TYPE_STRING
+    dims: [ -1 ]
+  }
+]
+`;
+
+/**
+ * Writes `simple_int8`, `simple_string`, `custom_identity_int32` and `simple_identity`, each with its config, into
+ * `repositoryDir`.
+ */
 export async function writeTritonExampleModels(repositoryDir: string): Promise<void> {
+  const identityDir = join(repositoryDir, 'simple_identity');
+  await mkdir(join(identityDir, '1'), { recursive: true });
+  await writeFileAtomic(join(identityDir, 'config.pbtxt'), SIMPLE_IDENTITY_CONFIG_PBTXT);
   const models: [string, Uint8Array, string][] = [
     ['simple_int8', buildSimpleInt8Model(), SIMPLE_INT8_CONFIG_PBTXT],
     ['simple_string', buildSimpleStringModel(), SIMPLE_STRING_CONFIG_PBTXT],

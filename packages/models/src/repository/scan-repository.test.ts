@@ -70,6 +70,19 @@ describe('scanModelRepository', () => {
     ]);
   });
 
+  it('lists the version directories of an identity-backend model, which hold no model file', async () => {
+    await mkdir(join(dir, 'echo', '1'), { recursive: true });
+    await mkdir(join(dir, 'echo', '2'), { recursive: true });
+    await writeFile(join(dir, 'echo', 'config.pbtxt'), 'backend: "identity"\n');
+    await mkdir(join(dir, 'plain', '1'), { recursive: true });
+    await writeFile(join(dir, 'plain', 'config.pbtxt'), 'platform: "onnxruntime_onnx"\n# not the identity backend\n');
+    const entries = await scanModelRepository(dir);
+    expect(entries.map((e) => [e.name, e.version, e.backend])).toEqual([
+      ['echo', '1', 'identity'],
+      ['echo', '2', 'identity'],
+    ]);
+  });
+
   it('follows symlinked model and version directories', async () => {
     await version('real/1');
     await symlink(join(dir, 'real'), join(dir, 'linked'));
