@@ -43,6 +43,12 @@ export {
 export { type ProtoJsonPrintOptions, protoToFullJson } from './config/proto-to-json.ts';
 export { protoToText } from './config/proto-to-text.ts';
 export {
+  type SequenceBatching,
+  type SequenceControl,
+  type SequenceControlKind,
+  sequenceBatchingOf,
+} from './config/sequence-batching.ts';
+export {
   addTextValue,
   buildTextMessage,
   emptyTextMessage,
@@ -85,6 +91,13 @@ export {
   identityModelName,
   writeIdentityModels,
 } from './examples/identity.ts';
+export {
+  buildSimpleDynaSequenceModel,
+  buildSimpleSequenceModel,
+  SIMPLE_DYNA_SEQUENCE_CONFIG_PBTXT,
+  SIMPLE_SEQUENCE_CONFIG_PBTXT,
+  writeSequenceModels,
+} from './examples/sequence-models.ts';
 export { buildSimpleModel, SIMPLE_CONFIG_PBTXT } from './examples/simple.ts';
 export {
   buildCustomIdentityInt32Model,

@@ -1,4 +1,5 @@
 import { readdir } from 'node:fs/promises';
+import { sequenceBatchingOf } from '@nvcf/models';
 import {
   AppError,
   classify,
@@ -22,6 +23,7 @@ import type {
 import { type BatchedAnswer, DynamicBatcher, QueueRejection } from './dynamic-batcher.ts';
 import { InstanceSlots } from './instance-slots.ts';
 import { ModelStatistics } from './model-statistics.ts';
+import { SequenceScheduler } from './sequence-scheduler.ts';
 
 interface ServedVersion {
   version: string;
@@ -30,6 +32,8 @@ interface ServedVersion {
   slots: InstanceSlots;
   /** Present when the config asks for dynamic batching (and the model batches). */
   batcher: DynamicBatcher | undefined;
+  /** Present when the config asks for sequence batching: it feeds the control inputs. */
+  sequences: SequenceScheduler | undefined;
 }
 
 interface ServedModel {
@@ -119,7 +123,18 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
         // A reload keeps a version's counters, as Triton's do.
         const stats = models.get(name)?.versions.get(model.version)?.stats ?? new ModelStatistics(name, model.version);
         const slots = new InstanceSlots(definition.instanceCount);
-        return { version: model.version, model, stats, slots, batcher: batcherFor(definition, model, slots, stats) };
+        const sequencing = sequenceBatchingOf(definition.config);
+        const sequences = sequencing
+          ? new SequenceScheduler(name, sequencing, definition.config.max_batch_size > 0)
+          : undefined;
+        return {
+          version: model.version,
+          model,
+          stats,
+          slots,
+          batcher: batcherFor(definition, model, slots, stats),
+          sequences,
+        };
       });
       const previous = models.get(name);
       models.set(name, { definition, versions: new Map(loaded.map((l) => [l.version, l])) });
@@ -217,6 +232,8 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
       let batch: number | undefined;
       try {
         batch = batchSize(def, req.inputs, req.modelName);
+        // The sequence batcher's control inputs join the request's own (the client never sends them).
+        if (sv.sequences) req = { ...req, inputs: [...req.inputs, ...sv.sequences.admit(req.parameters, batch)] };
         const outputNames = req.outputs?.map((o) => o.name);
         const ran = sv.batcher
           ? await sv.batcher.submit({

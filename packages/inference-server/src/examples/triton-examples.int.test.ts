@@ -111,4 +111,73 @@ describe("Triton's example models, as its clients call them", () => {
       inputs: [{ name: 'INPUT0', datatype: 'INT32', shape: [-1, -1] }],
     });
   });
+
+  describe('sequences (simple_http_sequence_sync_infer_client.py values)', () => {
+    const values = [11, 7, 5, 3, 2, 0, 1];
+    /** One sequence, request by request as the sync client sends it: START first, END last. */
+    const run = async (model: string, id: number | string, inputs: number[]) => {
+      const outputs: number[] = [];
+      for (const [i, value] of inputs.entries()) {
+        const parameters = {
+          sequence_id: id,
+          ...(i === 0 ? { sequence_start: true } : {}),
+          ...(i === inputs.length - 1 ? { sequence_end: true } : {}),
+        };
+        const out = await infer(model, {
+          parameters,
+          inputs: [{ name: 'INPUT', datatype: 'INT32', shape: [1, 1], data: [value] }],
+          outputs: [{ name: 'OUTPUT' }],
+        });
+        outputs.push(...(out.OUTPUT?.data as number[]));
+      }
+      return outputs;
+    };
+    const a = [0, ...values];
+    const b = [100, ...values.map((v) => -v)];
+
+    it('simple_sequence: what the default mode asserts for A (1000), B (1001) and a string id', async () => {
+      expect(await run('simple_sequence', 1000, a)).toEqual([1, 11, 7, 5, 3, 2, 0, 1]);
+      expect(await run('simple_sequence', 1001, b)).toEqual([101, -11, -7, -5, -3, -2, 0, -1]);
+      expect(await run('simple_sequence', '1002', [20, ...values.map((v) => -v)])).toEqual([
+        21, -11, -7, -5, -3, -2, 0, -1,
+      ]);
+    });
+
+    it('simple_dyna_sequence: the correlation id is added at END (-d mode)', async () => {
+      expect(await run('simple_dyna_sequence', 1000, a)).toEqual([1, 11, 7, 5, 3, 2, 0, 1001]);
+      expect(await run('simple_dyna_sequence', 1001, b)).toEqual([101, -11, -7, -5, -3, -2, 0, 1000]);
+    });
+
+    it("refuses requests outside a sequence with Triton's words", async () => {
+      const send = (parameters: Record<string, unknown>, shape = [1, 1]) =>
+        fetch(`${fx.url}/v2/models/simple_sequence/infer`, {
+          method: 'POST',
+          body: JSON.stringify({
+            parameters,
+            inputs: [{ name: 'INPUT', datatype: 'INT32', shape, data: new Array(shape[0]).fill(1) }],
+          }),
+        });
+      const error = async (res: Response) => {
+        expect(res.status).toBe(400);
+        return ((await res.json()) as { error: string }).error;
+      };
+      expect(await error(await send({}))).toBe(
+        "inference request to model 'simple_sequence' must specify a non-zero or non-empty correlation ID",
+      );
+      expect(await error(await send({ sequence_id: 77 }))).toBe(
+        "inference request for sequence 77 to model 'simple_sequence' must specify the START flag on the first request of the sequence",
+      );
+      expect(await error(await send({ sequence_id: 78, sequence_start: true }, [2, 1]))).toBe(
+        "inference request to model 'simple_sequence' must specify batch-size 1 due to requirements of sequence batcher",
+      );
+      // A sequence that ended needs a new START.
+      expect((await send({ sequence_id: 79, sequence_start: true, sequence_end: true })).status).toBe(200);
+      expect(await error(await send({ sequence_id: 79 }))).toContain('must specify the START flag');
+    });
+
+    it("reports only the request inputs in metadata (the controls are the batcher's)", async () => {
+      const meta = (await (await fetch(`${fx.url}/v2/models/simple_dyna_sequence`)).json()) as { inputs: unknown[] };
+      expect(meta.inputs).toEqual([{ name: 'INPUT', datatype: 'INT32', shape: [-1, 1] }]);
+    });
+  });
 });

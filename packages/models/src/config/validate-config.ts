@@ -3,6 +3,7 @@ import type { ModelSignatureInfo } from './auto-complete.ts';
 import { configDataType } from './config-datatypes.ts';
 import type { ModelConfig, ModelInputConfig, ModelOutputConfig } from './model-config.ts';
 import { ModelConfigError } from './proto-schema.ts';
+import { sequenceBatchingOf } from './sequence-batching.ts';
 
 const shape = (dims: readonly number[]) => `[${dims.join(',')}]`;
 
@@ -25,8 +26,10 @@ export function validateConfigAgainstModel(config: ModelConfig, model: ModelSign
   validateOwnRules(config, fail);
   checkSide('input', config.input, model.inputs, config.max_batch_size, fail);
   checkSide('output', config.output, model.outputs, config.max_batch_size, fail);
+  // The sequence batcher feeds its control inputs itself: the config lists them under sequence_batching instead.
+  const controls = new Set(sequenceBatchingOf(config)?.controls.map((c) => c.name));
   for (const t of model.inputs) {
-    if (!config.input.some((i) => i.name === t.name)) {
+    if (!config.input.some((i) => i.name === t.name) && !controls.has(t.name)) {
       fail(`the model has input '${t.name}', which the configuration does not list`);
     }
   }

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildModel, OnnxElemType, type ValueSpec } from '../onnx/builder.ts';
+import { writeSequenceModels } from './sequence-models.ts';
 import { writeFileAtomic, writeModelVersion } from './write-model.ts';
 
 /**
@@ -124,8 +125,8 @@ output [
 `;
 
 /**
- * Writes `simple_int8`, `simple_string`, `custom_identity_int32` and `simple_identity`, each with its config, into
- * `repositoryDir`.
+ * Writes `simple_int8`, `simple_string`, `custom_identity_int32`, `simple_identity` and the sequence examples
+ * (`simple_sequence`, `simple_dyna_sequence`), each with its config, into `repositoryDir`.
  */
 export async function writeTritonExampleModels(repositoryDir: string): Promise<void> {
   const identityDir = join(repositoryDir, 'simple_identity');
@@ -140,4 +141,5 @@ export async function writeTritonExampleModels(repositoryDir: string): Promise<v
     const modelDir = await writeModelVersion(repositoryDir, name, model);
     await writeFileAtomic(join(modelDir, 'config.pbtxt'), config);
   }
+  await writeSequenceModels(repositoryDir);
 }
