@@ -1,7 +1,9 @@
 export {
   type AutoCompleteOptions,
   autoCompleteConfig,
-  IDENTITY_BACKEND,
+  BUILT_IN_BACKENDS,
+  type BuiltInBackend,
+  isBuiltInBackend,
   type ModelSignatureInfo,
 } from './config/auto-complete.ts';
 export { apiDatatype, configDataType } from './config/config-datatypes.ts';
@@ -104,6 +106,7 @@ export {
   buildSimpleInt8Model,
   buildSimpleStringModel,
   CUSTOM_IDENTITY_INT32_CONFIG_PBTXT,
+  REPEAT_INT32_CONFIG_PBTXT,
   SIMPLE_IDENTITY_CONFIG_PBTXT,
   SIMPLE_INT8_CONFIG_PBTXT,
   SIMPLE_STRING_CONFIG_PBTXT,

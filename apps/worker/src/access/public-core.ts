@@ -58,6 +58,9 @@ export function createPublicCore(core: InferenceCore, policy: SurfacePolicy = {}
     modelBatches: (name) => core.modelBatches(visible(name)),
     singleInput: (name, version) => core.singleInput(visible(name), version),
     infer: async (request) => core.infer({ ...request, modelName: visible(request.modelName) }),
+    isDecoupled: (name, version) => !hidden(name) && core.isDecoupled(name, version),
+    inferDecoupled: async (request, onResponse) =>
+      core.inferDecoupled({ ...request, modelName: visible(request.modelName) }, onResponse),
     statistics: (name, version) =>
       name === undefined || name === ''
         ? core.statistics(name, version).filter((s) => !hidden(s.name))

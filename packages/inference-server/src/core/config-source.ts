@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import {
   apiDatatype,
   autoCompleteConfig,
-  IDENTITY_BACKEND,
+  isBuiltInBackend,
   type ModelConfig,
   parseModelConfigJson,
   parseModelConfigText,
@@ -63,13 +63,13 @@ export async function readModelSource(repository: string, name: string, configOv
   );
   const entries = all.filter((e) => chosen.has(e.version));
   if (entries.length === 0) throw new Error(`failed to load '${name}': its version policy selects no version`);
-  if (config?.backend !== IDENTITY_BACKEND) return { name, modelDir, config, entries };
-  const identity = identityTensors(name, config);
-  return { name, modelDir, config, entries: entries.map((e) => ({ ...e, identity })) };
+  if (!config || !isBuiltInBackend(config.backend)) return { name, modelDir, config, entries };
+  const builtIn = { backend: config.backend, ...builtInTensors(name, config) };
+  return { name, modelDir, config, entries: entries.map((e) => ({ ...e, builtIn })) };
 }
 
-/** An identity-backend model's tensors from its config, shaped as a session reports them (batch dim first). */
-function identityTensors(name: string, config: ModelConfig): { inputs: TensorSpec[]; outputs: TensorSpec[] } {
+/** A built-in backend model's tensors from its config, shaped as a session reports them (batch dim first). */
+function builtInTensors(name: string, config: ModelConfig): { inputs: TensorSpec[]; outputs: TensorSpec[] } {
   const spec = (t: { name: string; data_type: ModelConfig['input'][number]['data_type']; dims: number[] }) => {
     const datatype = apiDatatype(t.data_type);
     if (!datatype) throw new Error(`failed to load '${name}': tensor '${t.name}' has data_type TYPE_INVALID`);

@@ -94,7 +94,18 @@ export interface InferenceCore {
   modelBatches(name: string): boolean;
   /** The only input of a single-input model (raw binary requests), or undefined. */
   singleInput(name: string, version?: string): TensorSpec | undefined;
+  /** Throws UNIMPLEMENTED for a decoupled model (`inferDecoupled` answers those). */
   infer(request: CoreInferRequest): Promise<CoreInferResponse>;
+  /**
+   * Whether the model answers one request with a stream of responses (Triton's decoupled transaction policy); false
+   * for a model or version that is not loaded.
+   */
+  isDecoupled(name: string, version?: string): boolean;
+  /**
+   * Runs a request on a decoupled model: each response goes to `onResponse` as the model makes it; resolves once the
+   * request is complete (Triton's final flag). A model that is not decoupled answers with its one response.
+   */
+  inferDecoupled(request: CoreInferRequest, onResponse: (response: CoreInferResponse) => void): Promise<void>;
   /** Every loaded version, or one model's versions, or one version. Unknown model → INVALID_ARGUMENT. */
   statistics(name?: string, version?: string): ModelStatisticsSnapshot[];
   repositoryIndex(opts?: { readyOnly?: boolean }): Promise<RepositoryIndexEntry[]>;

@@ -224,10 +224,69 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
       return only ? { ...only } : undefined;
     },
 
+    // Unknown models are not decoupled: the call that follows reports them in its own words.
+    isDecoupled: (name, v) => {
+      const m = models.get(name);
+      return m !== undefined && (v === undefined || v === '' || m.versions.has(v)) && decoupled(m.definition);
+    },
+
+    async inferDecoupled(req, onResponse) {
+      const sv = version(req.modelName, req.modelVersion);
+      const def = served(req.modelName).definition;
+      const run = sv.model.runDecoupled?.bind(sv.model);
+      if (!decoupled(def) || !run) {
+        onResponse(await core.infer(req));
+        return;
+      }
+      const arrived = now();
+      sv.stats.started();
+      await sv.slots.acquire();
+      const queued = now();
+      try {
+        if (req.signal?.aborted) throw new AppError('CANCELLED', 'request cancelled before it ran');
+        await run(
+          req.inputs,
+          (outputs) =>
+            onResponse({
+              modelName: req.modelName,
+              modelVersion: sv.version,
+              ...(req.id !== undefined ? { id: req.id } : {}),
+              outputs,
+            }),
+          req.signal,
+        );
+        const done = now();
+        const timings = {
+          queueNs: ns(arrived, queued),
+          computeInputNs: 0,
+          computeInferNs: ns(queued, done),
+          computeOutputNs: 0,
+          totalNs: ns(arrived, done),
+        };
+        sv.stats.executed(1, timings);
+        sv.stats.succeeded(1, timings);
+      } catch (err) {
+        sv.stats.failed(
+          ns(arrived, now()),
+          err instanceof AppError && err.code === 'INVALID_ARGUMENT' ? 'OTHER' : 'BACKEND',
+          1,
+        );
+        throw err;
+      } finally {
+        sv.slots.release();
+      }
+    },
+
     async infer(req: CoreInferRequest): Promise<CoreInferResponse> {
       const arrived = now();
       const sv = version(req.modelName, req.modelVersion);
       const def = served(req.modelName).definition;
+      if (decoupled(def)) {
+        throw new AppError(
+          'UNIMPLEMENTED',
+          `model '${req.modelName}' is decoupled (it answers with a stream of responses): use a streaming call`,
+        );
+      }
       sv.stats.started();
       let batch: number | undefined;
       try {
@@ -426,6 +485,11 @@ function batchSize(def: ModelDefinition, inputs: Tensor[], model: string): numbe
     throw new AppError('INVALID_ARGUMENT', `inference request batch-size must be <= ${max} for '${model}'`);
   }
   return first;
+}
+
+/** Triton's decoupled transaction policy: one request, any number of responses. */
+function decoupled(def: ModelDefinition): boolean {
+  return (def.config.extra.model_transaction_policy as { decoupled?: boolean } | undefined)?.decoupled === true;
 }
 
 /** Applies the classification extension to an output when the request asked for it. */

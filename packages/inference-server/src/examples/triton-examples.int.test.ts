@@ -112,6 +112,19 @@ describe("Triton's example models, as its clients call them", () => {
     });
   });
 
+  it("repeat_int32 is decoupled: HTTP infer refuses it with Triton's words, its config says so", async () => {
+    const res = await fetch(`${fx.url}/v2/models/repeat_int32/infer`, {
+      method: 'POST',
+      body: JSON.stringify({ inputs: [{ name: 'IN', datatype: 'INT32', shape: [1], data: [1] }] }),
+    });
+    expect(res.status).toBe(501);
+    expect(await res.json()).toEqual({
+      error: "HTTP end point doesn't support models with decoupled transaction policy",
+    });
+    const config = (await (await fetch(`${fx.url}/v2/models/repeat_int32/config`)).json()) as Record<string, unknown>;
+    expect(config).toMatchObject({ backend: 'repeat', model_transaction_policy: { decoupled: true } });
+  });
+
   describe('sequences (simple_http_sequence_sync_infer_client.py values)', () => {
     const values = [11, 7, 5, 3, 2, 0, 1];
     /** One sequence, request by request as the sync client sends it: START first, END last. */

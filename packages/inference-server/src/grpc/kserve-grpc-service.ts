@@ -15,7 +15,7 @@ import { AppError, encodeBinaryTensorData, type SharedMemoryRef, sharedMemoryRef
 import type { Logger } from '@nvcf/service-kit';
 import type { InferenceCore } from '../core/core-types.ts';
 import { createSystemSharedMemory, type SystemSharedMemory } from '../shm/system-shared-memory.ts';
-import { modelStreamInfer } from './model-stream-infer.ts';
+import { modelStreamInfer, ResponseQueue, type StreamAnswer } from './model-stream-infer.ts';
 import { repositoryLoadOptions } from './repository-load-options.ts';
 
 export interface KserveGrpcServiceOptions {
@@ -32,6 +32,10 @@ export interface KserveGrpcServiceOptions {
 const UNSUPPORTED = ['TraceSetting', 'LogSettings'] as const;
 
 const orUndefined = (s: string) => (s === '' ? undefined : s);
+
+/** Triton's `triton_final_response` response parameter. */
+const FINAL = { triton_final_response: { bool_param: true, parameter_choice: 'bool_param' } } as const;
+const NOT_FINAL = { triton_final_response: { bool_param: false, parameter_choice: 'bool_param' } } as const;
 
 /**
  * `inference.GRPCInferenceService` over the transport-neutral core: each RPC decodes its message,
@@ -54,6 +58,9 @@ export function createKserveGrpcService(
   };
 
   const infer = async (msg: ModelInferRequestMsg, call: { cancelled: boolean }): Promise<ModelInferResponseMsg> => {
+    if (core.isDecoupled(msg.model_name, orUndefined(msg.model_version))) {
+      throw new AppError('UNIMPLEMENTED', "ModelInfer RPC doesn't support models with decoupled transaction policy");
+    }
     const request = decodeModelInferRequest(msg, decodeOpts);
     const outputShm = sharedMemoryOutputs(request.outputs);
     // Cheap cancellation: a request whose caller has gone (cancel, deadline) is not run at all.
@@ -68,6 +75,51 @@ export function createKserveGrpcService(
       }
     }
     return encodeModelInferResponse(res, { inSharedMemory: new Set(outputShm.keys()) });
+  };
+
+  /**
+   * A stream's request: every response carries `triton_final_response` (Triton's); a decoupled model's responses
+   * come as it makes them (false on each), then — only if the request set `triton_enable_empty_final_response` —
+   * an empty response that says the request is complete.
+   */
+  const streamInfer = async (msg: ModelInferRequestMsg, call: { cancelled: boolean }): Promise<StreamAnswer> => {
+    const { triton_enable_empty_final_response: emptyFinal, ...parameters } = msg.parameters;
+    if (emptyFinal !== undefined && emptyFinal.parameter_choice !== 'bool_param') {
+      throw new AppError(
+        'INVALID_ARGUMENT',
+        "invalid value type for 'triton_enable_empty_final_response' parameter, expected bool_param.",
+      );
+    }
+    const request = { ...msg, parameters };
+    if (!core.isDecoupled(msg.model_name, orUndefined(msg.model_version))) {
+      const response = await infer(request, call);
+      return { ...response, parameters: { ...response.parameters, ...FINAL } };
+    }
+    const decoded = decodeModelInferRequest(request, decodeOpts);
+    if (call.cancelled) throw new AppError('CANCELLED', 'request cancelled by the client');
+    const queue = new ResponseQueue<ModelInferResponseMsg>();
+    core
+      .inferDecoupled(decoded, (res) => {
+        const response = encodeModelInferResponse(res);
+        queue.push({ ...response, parameters: { ...response.parameters, ...NOT_FINAL } });
+      })
+      .then(
+        () => {
+          if (emptyFinal?.bool_param === true) {
+            queue.push({
+              model_name: msg.model_name,
+              model_version: msg.model_version,
+              id: msg.id,
+              parameters: FINAL,
+              outputs: [],
+              raw_output_contents: [],
+            });
+          }
+          queue.end();
+        },
+        (err: unknown) => queue.fail(err),
+      );
+    return queue;
   };
 
   const service: UntypedServiceImplementation = {
@@ -90,7 +142,7 @@ export function createKserveGrpcService(
     ),
     ModelInfer: unary('ModelInfer', infer, logger),
     ...sharedMemoryRpcs(shm, logger),
-    ModelStreamInfer: modelStreamInfer(infer, { maxInFlight: opts.maxStreamInFlight ?? 16, logger }),
+    ModelStreamInfer: modelStreamInfer(streamInfer, { maxInFlight: opts.maxStreamInFlight ?? 16, logger }),
     ModelConfig: unary(
       'ModelConfig',
       (req: NameVersionMsg) => ({ config: modelConfigToJson(core.modelConfig(req.name, orUndefined(req.version))) }),

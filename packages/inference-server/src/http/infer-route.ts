@@ -1,3 +1,4 @@
+import { AppError } from '@nvcf/protocol';
 import { readRequestBody } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import type { InferenceCore } from '../core/core-types.ts';
@@ -21,9 +22,13 @@ export interface InferRouteOptions {
 export function inferRoute(core: InferenceCore, opts: InferRouteOptions): Hono {
   const app = new Hono();
   app.on('POST', modelRoutes('infer'), compressResponse(), async (c) => {
+    const model = modelPath(c);
+    if (core.isDecoupled(model.name, model.version)) {
+      throw new AppError('UNIMPLEMENTED', "HTTP end point doesn't support models with decoupled transaction policy");
+    }
     const body = await readRequestBody(c.req.raw, opts.maxBodyBytes);
     const header = c.req.header('inference-header-content-length');
-    const call = decodeInferCall(core, modelPath(c), body, header, opts.maxElements, opts.sharedMemory);
+    const call = decodeInferCall(core, model, body, header, opts.maxElements, opts.sharedMemory);
     // Aborted when the client disconnects: the core then drops the request if it is still queued. The body was
     // read for this call alone, so its tensors may move to the model's thread without a copy.
     const reply = await answerInferCall(

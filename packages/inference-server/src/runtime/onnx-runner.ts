@@ -22,6 +22,11 @@ export interface LoadedModel {
    * order when none are named. Throws AppError INVALID_ARGUMENT for a request that does not fit the model.
    */
   run(inputs: Tensor[], outputNames?: string[], options?: RunOptions): Promise<Tensor[]>;
+  /**
+   * A decoupled model (Triton's decoupled transaction policy): answers one request with any number of responses,
+   * each handed to `emit` as it is made; resolves once the request is complete (Triton's final flag).
+   */
+  runDecoupled?(inputs: Tensor[], emit: (outputs: Tensor[]) => void, signal?: AbortSignal): Promise<void>;
 }
 
 export interface RunOptions {

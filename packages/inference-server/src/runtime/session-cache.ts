@@ -1,12 +1,15 @@
-import { compareModelVersions, type ModelVersionEntry } from '@nvcf/models';
+import { type BuiltInBackend, compareModelVersions, type ModelVersionEntry } from '@nvcf/models';
 import { AppError, type TensorSpec } from '@nvcf/protocol';
 import { type ExecutionProvider, ortProviderName, parseExecutionProviders } from './execution-providers.ts';
 import { startIdentityModel } from './identity-model.ts';
 import { type LoadedModel, type ModelHandle, startOnnxModel } from './onnx-runner.ts';
 import { type ProviderProbe, probeProviders } from './provider-probe.ts';
+import { startRepeatModel } from './repeat-model.ts';
 
-/** A version to load: for the identity backend, with the tensors its config gives (there is no model file). */
-export type LoadEntry = ModelVersionEntry & { identity?: { inputs: TensorSpec[]; outputs: TensorSpec[] } };
+/** A version to load: for a built-in backend, with the tensors its config gives (there is no model file). */
+export type LoadEntry = ModelVersionEntry & {
+  builtIn?: { backend: BuiltInBackend; inputs: TensorSpec[]; outputs: TensorSpec[] };
+};
 
 /** The two pino methods we use, so any pino logger (or a test double) fits. */
 export interface SessionLogger {
@@ -135,9 +138,11 @@ export class SessionCache {
 
   async #create(entry: LoadEntry): Promise<ModelHandle> {
     const { logger, intraOpNumThreads, interOpNumThreads } = this.#options;
-    if (entry.identity) {
-      const handle = startIdentityModel({ name: entry.name, version: entry.version, ...entry.identity });
-      logger.info({ model: entry.name, version: entry.version, backend: 'identity' }, 'model loaded');
+    if (entry.builtIn) {
+      const { backend, inputs, outputs } = entry.builtIn;
+      const spec = { name: entry.name, version: entry.version, inputs, outputs };
+      const handle = backend === 'identity' ? startIdentityModel(spec) : startRepeatModel(spec);
+      logger.info({ model: entry.name, version: entry.version, backend }, 'model loaded');
       return handle;
     }
     const failures: string[] = [];

@@ -24,10 +24,14 @@ const PLATFORM = 'onnxruntime_onnx';
 const BACKEND = 'onnxruntime';
 const MODEL_FILENAME = 'model.onnx';
 /**
- * The built-in identity backend (as Triton's identity backend: OUTPUT<i> = INPUT<i>, bytes untouched): no model
- * file, its inputs and outputs from the config alone.
+ * The built-in backends: no model file, inputs and outputs from the config alone. `identity` as Triton's identity
+ * backend (OUTPUT<i> = INPUT<i>, bytes untouched); `repeat` as Triton's repeat backend (decoupled: one response per
+ * element of IN).
  */
-export const IDENTITY_BACKEND = 'identity';
+export const BUILT_IN_BACKENDS = ['identity', 'repeat'] as const;
+export type BuiltInBackend = (typeof BUILT_IN_BACKENDS)[number];
+export const isBuiltInBackend = (backend: string | undefined): backend is BuiltInBackend =>
+  (BUILT_IN_BACKENDS as readonly string[]).includes(backend ?? '');
 
 /** A fresh, fully defaulted config (protobuf defaults), copying what the caller gave so it is never mutated. */
 function withDefaults(config: Partial<ModelConfig> | undefined): ModelConfig {
@@ -93,13 +97,16 @@ export function autoCompleteConfig(
   if (c.name && c.name !== model.name)
     fail(`the config names the model '${c.name}', but its directory is '${model.name}'`);
   c.name = model.name;
-  if (c.backend === IDENTITY_BACKEND && !c.platform) {
-    if (c.input.length === 0 || c.output.length === 0)
-      fail('the identity backend needs inputs and outputs in the config');
+  if (isBuiltInBackend(c.backend) && !c.platform) {
+    if (c.input.length === 0 || c.output.length === 0) {
+      fail(`the ${c.backend} backend needs inputs and outputs in the config`);
+    }
   } else {
     if (c.platform && c.platform !== PLATFORM) fail(`platform '${c.platform}' is not supported (only '${PLATFORM}')`);
     if (c.backend && c.backend !== BACKEND) {
-      fail(`backend '${c.backend}' is not supported (only '${BACKEND}' and '${IDENTITY_BACKEND}')`);
+      fail(
+        `backend '${c.backend}' is not supported (only '${BACKEND}', ${BUILT_IN_BACKENDS.map((b) => `'${b}'`).join(', ')})`,
+      );
     }
     c.platform = PLATFORM;
     c.backend = BACKEND;

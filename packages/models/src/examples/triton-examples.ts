@@ -125,13 +125,59 @@ output [
 `;
 
 /**
- * Writes `simple_int8`, `simple_string`, `custom_identity_int32`, `simple_identity` and the sequence examples
+ * `repeat_int32` (Triton's decoupled example, `src/test/models/repeat_int32`): one response per element of IN, each
+ * after its DELAY in ms, on the built-in repeat backend.
+ */
+export const REPEAT_INT32_CONFIG_PBTXT = `name: "repeat_int32"
+backend: "repeat"
+max_batch_size: 0
+model_transaction_policy {
+  decoupled: true
+}
+input [
+  {
+    name: "IN"
+    data_type: TYPE_INT32
+    dims: [ -1 ]
+  },
+  {
+    name: "DELAY"
+    data_type: TYPE_UINT32
+    dims: [ -1 ]
+  },
+  {
+    name: "WAIT"
+    data_type: TYPE_UINT32
+    dims: [ 1 ]
+  }
+]
+output [
+  {
+    name: "OUT"
+    data_type: TYPE_INT32
+    dims: [ 1 ]
+  },
+  {
+    name: "IDX"
+    data_type: TYPE_UINT32
+    dims: [ 1 ]
+  }
+]
+`;
+
+/**
+ * Writes `simple_int8`, `simple_string`, `custom_identity_int32`, `simple_identity`, `repeat_int32` and the sequence examples
  * (`simple_sequence`, `simple_dyna_sequence`), each with its config, into `repositoryDir`.
  */
 export async function writeTritonExampleModels(repositoryDir: string): Promise<void> {
-  const identityDir = join(repositoryDir, 'simple_identity');
-  await mkdir(join(identityDir, '1'), { recursive: true });
-  await writeFileAtomic(join(identityDir, 'config.pbtxt'), SIMPLE_IDENTITY_CONFIG_PBTXT);
+  // Built-in backends: a version directory and a config, no model file.
+  for (const [name, config] of [
+    ['simple_identity', SIMPLE_IDENTITY_CONFIG_PBTXT],
+    ['repeat_int32', REPEAT_INT32_CONFIG_PBTXT],
+  ] as const) {
+    await mkdir(join(repositoryDir, name, '1'), { recursive: true });
+    await writeFileAtomic(join(repositoryDir, name, 'config.pbtxt'), config);
+  }
   const models: [string, Uint8Array, string][] = [
     ['simple_int8', buildSimpleInt8Model(), SIMPLE_INT8_CONFIG_PBTXT],
     ['simple_string', buildSimpleStringModel(), SIMPLE_STRING_CONFIG_PBTXT],

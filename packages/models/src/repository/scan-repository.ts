@@ -1,7 +1,7 @@
 import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { IDENTITY_BACKEND } from '../config/auto-complete.ts';
+import { type BuiltInBackend, isBuiltInBackend } from '../config/auto-complete.ts';
 import { parseModelConfigText } from '../config/parse-model-config.ts';
 
 /** One servable model version found on disk. */
@@ -13,11 +13,8 @@ export interface ModelVersionEntry {
   modelPath: string;
   /** `<repo>/<name>` (where `config.pbtxt` lives, if any). */
   modelDir: string;
-  /**
-   * `identity`: the model's config names the built-in identity backend (Triton's identity backend: OUTPUT<i> =
-   * INPUT<i>); its version directories hold no model file.
-   */
-  backend?: typeof IDENTITY_BACKEND;
+  /** The built-in backend the model's config names (`identity`, `repeat`): its version directories hold no model file. */
+  backend?: BuiltInBackend;
 }
 
 export interface ScanOptions {
@@ -57,24 +54,25 @@ async function isFile(path: string): Promise<boolean> {
   return (await stat(path).catch(() => undefined))?.isFile() ?? false;
 }
 
-/** Whether the model's config.pbtxt names the identity backend (an unreadable config names none). */
-async function usesIdentityBackend(modelDir: string): Promise<boolean> {
+/** The built-in backend the model's config.pbtxt names, if any (an unreadable config names none). */
+async function builtInBackendOf(modelDir: string): Promise<BuiltInBackend | undefined> {
   const text = await readFile(join(modelDir, 'config.pbtxt'), 'utf8').catch(() => undefined);
-  if (text === undefined || !text.includes(IDENTITY_BACKEND)) return false;
+  if (text === undefined || !text.includes('backend')) return undefined;
   try {
-    return parseModelConfigText(text).backend === IDENTITY_BACKEND;
+    const { backend } = parseModelConfigText(text);
+    return isBuiltInBackend(backend) ? backend : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
 async function scanModel(modelDir: string, name: string, opts: ScanOptions): Promise<ModelVersionEntry[]> {
   const found: ModelVersionEntry[] = [];
-  const identity = await usesIdentityBackend(modelDir);
+  const backend = await builtInBackendOf(modelDir);
   for (const entry of await readdir(modelDir, { withFileTypes: true })) {
     if (!VERSION.test(entry.name) || !(await isDirectory(modelDir, entry))) continue;
     const modelPath = join(modelDir, entry.name, MODEL_FILE);
-    if (identity) found.push({ name, version: entry.name, modelPath, modelDir, backend: IDENTITY_BACKEND });
+    if (backend) found.push({ name, version: entry.name, modelPath, modelDir, backend });
     else if (await isFile(modelPath)) found.push({ name, version: entry.name, modelPath, modelDir });
     else opts.onSkipped?.({ path: join(modelDir, entry.name), reason: `no ${MODEL_FILE}` });
   }
