@@ -20,6 +20,7 @@ import type { Logger } from '@nvcf/service-kit';
 import type { ObjectStore } from '@nvcf/storage';
 import { bindAssetInputs } from './inference/asset-inputs.ts';
 import { answerInChunks } from './inference/batch-chunks.ts';
+import { runDecoupled } from './inference/decoupled-runner.ts';
 import { runGenerative } from './inference/generative-runner.ts';
 import type { JobInput } from './inference/job-input.ts';
 import { problemResult } from './inference/problem-result.ts';
@@ -88,6 +89,13 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     }
     // Decoding overlaps the claim's round trip.
     const call = await decodeJob(job);
+    if (core.isDecoupled(model.name, model.version)) {
+      // Responses may leave as events while the model runs: nothing runs before the claim answered.
+      if ((await claim) !== 'in-progress') return undefined;
+      const request = { ...call.request, inputsOwned: true };
+      const result = await runDecoupled(core, { ...call, request }, job.requestId, job.stream ? { events } : undefined);
+      return { result, eventsSent: job.stream === true };
+    }
     if (job.stream && deps.streamChunkRows > 0) {
       // Events leave while the batch runs: nothing runs before the claim answered.
       if ((await claim) !== 'in-progress') return undefined;

@@ -70,10 +70,13 @@ export function gfetch(url: string, init: RequestInit = {}): Promise<Response> {
 }
 export const verId = (model: string) => modelVersionId(model, '1');
 
-export async function createHarness(opts: { heldModel?: boolean } = {}): Promise<Harness> {
+export async function createHarness(opts: { heldModel?: boolean; tritonExamples?: boolean } = {}): Promise<Harness> {
   const server: RedisHandle = await startRedis();
   const modelRepository = await mkdtemp(join(tmpdir(), 'nvcf-models-'));
-  await generateExampleRepository(modelRepository, { includeGenerative: true });
+  await generateExampleRepository(modelRepository, {
+    includeGenerative: true,
+    ...(opts.tritonExamples ? { includeTritonExamples: true } : {}),
+  });
   if (opts.heldModel) await writeHeldModel(modelRepository);
   const keyPrefix = `t${Math.random().toString(36).slice(2, 10)}`;
   const assetDir = await mkdtemp(join(tmpdir(), 'nvcf-assets-'));

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningGateway } from '../server.ts';
+import { adminAuth, createHarness, fnId, type Harness } from './harness.ts';
+
+let h: Harness;
+let gw: RunningGateway;
+
+beforeAll(async () => {
+  h = await createHarness({ tritonExamples: true });
+  await h.worker();
+  gw = await h.gateway();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const pexec = (model: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId(model)}`, {
+    method: 'POST',
+    headers: { ...adminAuth, 'content-type': 'application/json', 'nvcf-poll-seconds': '30', ...headers },
+    body: JSON.stringify(body),
+  });
+
+const repeat = (values: number[]) => ({
+  id: 'rep',
+  inputs: [
+    { name: 'IN', datatype: 'INT32', shape: [values.length], data: values },
+    { name: 'DELAY', datatype: 'UINT32', shape: [values.length], data: values.map(() => 0) },
+    { name: 'WAIT', datatype: 'UINT32', shape: [1], data: [0] },
+  ],
+});
+
+interface KserveJson {
+  id?: string;
+  parameters?: { triton_final_response?: boolean };
+  outputs: { name: string; data: number[] }[];
+}
+const outOf = (r: KserveJson) => r.outputs.find((o) => o.name === 'OUT')?.data[0];
+
+describe("Triton's example models through pexec", () => {
+  it('a decoupled model (repeat_int32) answers a plain pexec with every response in one document', async () => {
+    const res = await pexec('repeat_int32', repeat([5, 6, 7]));
+    expect(res.status).toBe(200);
+    const { responses } = (await res.json()) as { responses: KserveJson[] };
+    expect(responses.map(outOf)).toEqual([5, 6, 7]);
+    expect(responses.map((r) => r.parameters?.triton_final_response)).toEqual([false, false, false]);
+    expect(responses.map((r) => r.id)).toEqual(['rep', 'rep', 'rep']);
+  });
+
+  it('and a streaming pexec with one event per response, closed by an empty final response', async () => {
+    const res = await pexec('repeat_int32', repeat([1, 2]), { accept: 'text/event-stream' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = (await res.text())
+      .split('\n\n')
+      .map((e) =>
+        e
+          .split('\n')
+          .find((l) => l.startsWith('data:'))
+          ?.slice(5)
+          .trim(),
+      )
+      .filter((d): d is string => d !== undefined)
+      .map((d) => JSON.parse(d) as KserveJson);
+    expect(events.map(outOf)).toEqual([1, 2, undefined]);
+    expect(events.map((e) => e.parameters?.triton_final_response)).toEqual([false, false, true]);
+  });
+
+  it('a sequence (simple_dyna_sequence) through pexec with one worker: START, the middle, END with the id', async () => {
+    const step = async (value: number, flags: Record<string, boolean>) => {
+      const res = await pexec('simple_dyna_sequence', {
+        parameters: { sequence_id: 4711, ...flags },
+        inputs: [{ name: 'INPUT', datatype: 'INT32', shape: [1, 1], data: [value] }],
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as KserveJson).outputs[0]?.data[0];
+    };
+    expect(await step(0, { sequence_start: true })).toBe(1);
+    expect(await step(11, {})).toBe(11);
+    expect(await step(1, { sequence_end: true })).toBe(4712);
+    const late = await pexec('simple_dyna_sequence', {
+      parameters: { sequence_id: 4711 },
+      inputs: [{ name: 'INPUT', datatype: 'INT32', shape: [1, 1], data: [1] }],
+    });
+    expect(late.status).toBe(400);
+    expect(((await late.json()) as { detail: string }).detail).toContain('must specify the START flag');
+  });
+
+  it('simple_identity echoes BYTES through pexec', async () => {
+    const res = await pexec('simple_identity', {
+      inputs: [{ name: 'INPUT0', datatype: 'BYTES', shape: [1, 2], data: ['he\u0000llo', 'wörld'] }],
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { outputs: { data: string[] }[] }).outputs[0]?.data).toEqual([
+      'he\u0000llo',
+      'wörld',
+    ]);
+  });
+});
