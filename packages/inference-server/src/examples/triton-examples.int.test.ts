@@ -141,7 +141,7 @@ describe("Triton's example models, as its clients call them", () => {
           inputs: [{ name: 'INPUT', datatype: 'INT32', shape: [1, 1], data: [value] }],
           outputs: [{ name: 'OUTPUT' }],
         });
-        outputs.push(...(out.OUTPUT?.data as number[]));
+        outputs.push(...((out.OUTPUT?.data ?? []) as number[]));
       }
       return outputs;
     };
