@@ -98,6 +98,7 @@ export {
   buildSimpleSequenceModel,
   SIMPLE_DYNA_SEQUENCE_CONFIG_PBTXT,
   SIMPLE_SEQUENCE_CONFIG_PBTXT,
+  SIMPLE_STRING_DYNA_SEQUENCE_CONFIG_PBTXT,
   writeSequenceModels,
 } from './examples/sequence-models.ts';
 export { buildSimpleModel, SIMPLE_CONFIG_PBTXT } from './examples/simple.ts';

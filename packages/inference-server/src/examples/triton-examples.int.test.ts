@@ -161,6 +161,14 @@ describe("Triton's example models, as its clients call them", () => {
       expect(await run('simple_dyna_sequence', 1001, b)).toEqual([101, -11, -7, -5, -3, -2, 0, 1000]);
     });
 
+    it('simple_string_dyna_sequence: a true running sum per string id, plus the id at END (-d mode, S)', async () => {
+      expect(await run('simple_string_dyna_sequence', '1002', [20, ...values.map((v) => -v)])).toEqual([
+        20, 9, 2, -3, -6, -8, -8, 993,
+      ]);
+      const config = await (await fetch(`${fx.url}/v2/models/simple_string_dyna_sequence/config`)).json();
+      expect(config).toMatchObject({ backend: 'dyna_sequence' });
+    });
+
     it("refuses requests outside a sequence with Triton's words", async () => {
       const send = (parameters: Record<string, unknown>, shape = [1, 1]) =>
         fetch(`${fx.url}/v2/models/simple_sequence/infer`, {

@@ -1,5 +1,6 @@
 import { type BuiltInBackend, compareModelVersions, type ModelVersionEntry } from '@nvcf/models';
 import { AppError, type TensorSpec } from '@nvcf/protocol';
+import { startDynaSequenceModel } from './dyna-sequence-model.ts';
 import { type ExecutionProvider, ortProviderName, parseExecutionProviders } from './execution-providers.ts';
 import { startIdentityModel } from './identity-model.ts';
 import { type LoadedModel, type ModelHandle, startOnnxModel } from './onnx-runner.ts';
@@ -141,7 +142,8 @@ export class SessionCache {
     if (entry.builtIn) {
       const { backend, inputs, outputs } = entry.builtIn;
       const spec = { name: entry.name, version: entry.version, inputs, outputs };
-      const handle = backend === 'identity' ? startIdentityModel(spec) : startRepeatModel(spec);
+      const start = { identity: startIdentityModel, repeat: startRepeatModel, dyna_sequence: startDynaSequenceModel };
+      const handle = start[backend](spec);
       logger.info({ model: entry.name, version: entry.version, backend }, 'model loaded');
       return handle;
     }

@@ -26,9 +26,9 @@ const MODEL_FILENAME = 'model.onnx';
 /**
  * The built-in backends: no model file, inputs and outputs from the config alone. `identity` as Triton's identity
  * backend (OUTPUT<i> = INPUT<i>, bytes untouched); `repeat` as Triton's repeat backend (decoupled: one response per
- * element of IN).
+ * element of IN); `dyna_sequence` as Triton's test backend of that name (a running sum per correlation id).
  */
-export const BUILT_IN_BACKENDS = ['identity', 'repeat'] as const;
+export const BUILT_IN_BACKENDS = ['identity', 'repeat', 'dyna_sequence'] as const;
 export type BuiltInBackend = (typeof BUILT_IN_BACKENDS)[number];
 export const isBuiltInBackend = (backend: string | undefined): backend is BuiltInBackend =>
   (BUILT_IN_BACKENDS as readonly string[]).includes(backend ?? '');

@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildModel, OnnxElemType, type ValueSpec } from '../onnx/builder.ts';
 import { writeFileAtomic, writeModelVersion } from './write-model.ts';
@@ -118,8 +119,23 @@ ${IO}
 instance_group [ { count: 2 kind: KIND_CPU } ]
 `;
 
-/** Writes `simple_sequence` and `simple_dyna_sequence`, each with its config, into `repositoryDir`. */
+/**
+ * `simple_string_dyna_sequence` (built by Triton's QA from `simple_dyna_sequence`): the same config with a string
+ * CORRID, on the dyna_sequence backend — a true running sum per sequence, plus the id at END.
+ */
+export const SIMPLE_STRING_DYNA_SEQUENCE_CONFIG_PBTXT = SIMPLE_DYNA_SEQUENCE_CONFIG_PBTXT.replace(
+  'name: "simple_dyna_sequence"\nplatform: "onnxruntime_onnx"',
+  'name: "simple_string_dyna_sequence"\nbackend: "dyna_sequence"',
+).replace('data_type: TYPE_UINT64', 'data_type: TYPE_STRING');
+
+/**
+ * Writes `simple_sequence`, `simple_dyna_sequence` and `simple_string_dyna_sequence` (no model file: a built-in
+ * backend), each with its config, into `repositoryDir`.
+ */
 export async function writeSequenceModels(repositoryDir: string): Promise<void> {
+  const stringDir = join(repositoryDir, 'simple_string_dyna_sequence');
+  await mkdir(join(stringDir, '1'), { recursive: true });
+  await writeFileAtomic(join(stringDir, 'config.pbtxt'), SIMPLE_STRING_DYNA_SEQUENCE_CONFIG_PBTXT);
   const models: [string, Uint8Array, string][] = [
     ['simple_sequence', buildSimpleSequenceModel(), SIMPLE_SEQUENCE_CONFIG_PBTXT],
     ['simple_dyna_sequence', buildSimpleDynaSequenceModel(), SIMPLE_DYNA_SEQUENCE_CONFIG_PBTXT],
