@@ -48,6 +48,7 @@ export {
   type SequenceBatching,
   type SequenceControl,
   type SequenceControlKind,
+  type SequenceState,
   sequenceBatchingOf,
 } from './config/sequence-batching.ts';
 export {

@@ -291,9 +291,13 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
       let batch: number | undefined;
       try {
         batch = batchSize(def, req.inputs, req.modelName);
-        // The sequence batcher's control inputs join the request's own (the client never sends them).
-        if (sv.sequences) req = { ...req, inputs: [...req.inputs, ...sv.sequences.admit(req.parameters, batch)] };
-        const outputNames = req.outputs?.map((o) => o.name);
+        // The sequence batcher's control and state inputs join the request's own (the client never sends them).
+        const ticket = sv.sequences?.admit(req.parameters, batch);
+        if (ticket) req = { ...req, inputs: [...req.inputs, ...ticket.inputs] };
+        const requested = req.outputs?.map((o) => o.name);
+        // State outputs are fetched too (after the requested ones, so indexes line up), then kept, not answered.
+        const outputNames =
+          ticket?.stateOutputs.length && requested ? [...requested, ...ticket.stateOutputs] : requested;
         const ran = sv.batcher
           ? await sv.batcher.submit({
               inputs: req.inputs,
@@ -304,8 +308,12 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
               owned: req.inputsOwned === true,
             })
           : await runAlone(sv, req, batch, outputNames);
+        ticket?.keep(ran.outputs);
+        const answered = ticket?.stateOutputs.length
+          ? ran.outputs.filter((t) => !ticket.stateOutputs.includes(t.name))
+          : ran.outputs;
         const postStart = now();
-        const shaped = ran.outputs.map((t, i) => postProcess(def, t, req.outputs?.[i]?.classification));
+        const shaped = answered.map((t, i) => postProcess(def, t, req.outputs?.[i]?.classification));
         const done = now();
         const timings = {
           queueNs: ran.queueNs,

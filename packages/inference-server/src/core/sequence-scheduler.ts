@@ -1,5 +1,5 @@
-import type { SequenceBatching, SequenceControl } from '@nvcf/models';
-import { AppError, type Tensor } from '@nvcf/protocol';
+import type { SequenceBatching, SequenceControl, SequenceState } from '@nvcf/models';
+import { AppError, FIXED_ARRAY_CLASS, type Tensor } from '@nvcf/protocol';
 
 /** What a request says about its sequence (Triton's `sequence_id`, `sequence_start`, `sequence_end` parameters). */
 interface SequenceFlags {
@@ -8,19 +8,37 @@ interface SequenceFlags {
   end: boolean;
 }
 
+/** One admitted request: what to run it with, and where its implicit state goes afterwards. */
+export interface SequenceTicket {
+  /** Control inputs, then state inputs (the previous request's state outputs, zeros on START). */
+  inputs: Tensor[];
+  /** Model outputs that are state: fetched with the request's outputs, never answered. */
+  stateOutputs: string[];
+  /** Keeps the run's state outputs for the sequence's next request (nothing after END). */
+  keep(outputs: readonly Tensor[]): void;
+}
+
+interface ActiveSequence {
+  /** When it was last used (ms). */
+  last: number;
+  /** Implicit state, by the state's input name. */
+  state: Map<string, Tensor>;
+}
+
 /**
- * Triton's sequence batcher for one model version, as far as stateless models and batch-1 requests need it: each
- * request names its sequence; the first must carry START; the control inputs the config declares (START, END,
- * READY, CORRID) are fed with the request; a sequence idle longer than `max_sequence_idle_microseconds` is ended.
- * Both strategies (direct, oldest) schedule alike here: every request runs as its own execution, so there are no
- * slots to keep stable.
+ * Triton's sequence batcher for one model version, for batch-1 requests: each request names its sequence; the
+ * first must carry START; the control inputs the config declares (START, END, READY, CORRID) are fed with the
+ * request, and its implicit state (`state`) — the previous request's state outputs, zeros on START; a sequence
+ * idle longer than `max_sequence_idle_microseconds` is ended. Both strategies (direct, oldest) schedule alike
+ * here: every request runs as its own execution, so there are no slots to keep stable, and the state travels
+ * with the sequence rather than living in an instance.
  */
 export class SequenceScheduler {
   readonly #model: string;
   readonly #config: SequenceBatching;
   readonly #batched: boolean;
-  /** Sequences in flight, by id, with when they were last used (ms). */
-  readonly #active = new Map<string, number>();
+  /** Sequences in flight, by id. */
+  readonly #active = new Map<string, ActiveSequence>();
 
   constructor(model: string, config: SequenceBatching, batched: boolean) {
     this.#model = model;
@@ -29,12 +47,12 @@ export class SequenceScheduler {
   }
 
   /**
-   * Admits a request to its sequence and returns the control tensors to run it with.
+   * Admits a request to its sequence and returns the inputs to run it with.
    *
    * @throws AppError INVALID_ARGUMENT with Triton's texts: no correlation id, no START on a sequence's first
    *   request (or after it ended or idled out), a batch of more than one.
    */
-  admit(parameters: Record<string, unknown> | undefined, batch: number, now = Date.now()): Tensor[] {
+  admit(parameters: Record<string, unknown> | undefined, batch: number, now = Date.now()): SequenceTicket {
     const flags = this.#flags(parameters);
     if (batch > 1) {
       throw new AppError(
@@ -43,19 +61,53 @@ export class SequenceScheduler {
       );
     }
     const key = typeof flags.id === 'string' ? `s:${flags.id}` : `n:${flags.id}`;
-    const last = this.#active.get(key);
-    const idle = last !== undefined && now - last > this.#config.idleMicroseconds / 1000;
-    if (!flags.start && (last === undefined || idle)) {
+    const known = this.#active.get(key);
+    const idle = known !== undefined && now - known.last > this.#config.idleMicroseconds / 1000;
+    if (!flags.start && (known === undefined || idle)) {
       this.#active.delete(key);
       throw new AppError(
         'INVALID_ARGUMENT',
         `inference request for sequence ${String(flags.id)} to model '${this.#model}' must specify the START flag on the first request of the sequence`,
       );
     }
+    // START begins afresh (Triton ends a sequence still in flight under the same id).
+    const sequence: ActiveSequence = flags.start || !known ? { last: now, state: new Map() } : known;
+    sequence.last = now;
     if (flags.end) this.#active.delete(key);
-    else this.#active.set(key, now);
+    else this.#active.set(key, sequence);
     this.#reapIdle(now);
-    return this.#config.controls.map((control) => this.#control(control, flags));
+    const states = this.#config.states;
+    return {
+      inputs: [
+        ...this.#config.controls.map((control) => this.#control(control, flags)),
+        ...states.map((state) => this.#stateInput(state, sequence)),
+      ],
+      stateOutputs: states.map((s) => s.outputName),
+      keep: (outputs) => {
+        if (flags.end) return;
+        for (const state of states) {
+          const out = outputs.find((t) => t.name === state.outputName);
+          if (out) sequence.state.set(state.inputName, { ...out, name: state.inputName });
+        }
+      },
+    };
+  }
+
+  /** The state the model gets: a copy of what the last request left (its buffer may move to the model's thread). */
+  #stateInput(state: SequenceState, sequence: ActiveSequence): Tensor {
+    const kept = sequence.state.get(state.inputName);
+    const shape = this.#batched ? [1, ...state.dims] : [...state.dims];
+    if (kept && !Array.isArray(kept.data)) return { ...kept, shape, data: kept.data.slice() };
+    if (state.datatype === 'BYTES') {
+      throw new AppError('INVALID_ARGUMENT', `model '${this.#model}': BYTES implicit state is not supported`);
+    }
+    const count = state.dims.reduce((a, b) => a * b, 1);
+    return {
+      name: state.inputName,
+      datatype: state.datatype,
+      shape,
+      data: new FIXED_ARRAY_CLASS[state.datatype](count),
+    };
   }
 
   #flags(parameters: Record<string, unknown> | undefined): SequenceFlags {
@@ -85,7 +137,7 @@ export class SequenceScheduler {
   /** Sequences nobody ended: forgotten once idle, so the map does not grow with abandoned ids. */
   #reapIdle(now: number): void {
     const limit = this.#config.idleMicroseconds / 1000;
-    for (const [key, last] of this.#active) if (now - last > limit) this.#active.delete(key);
+    for (const [key, sequence] of this.#active) if (now - sequence.last > limit) this.#active.delete(key);
   }
 
   /** One control tensor, shaped [1, 1] when the model batches, else [1]. */

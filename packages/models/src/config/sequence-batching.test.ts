@@ -14,6 +14,7 @@ describe('sequenceBatchingOf', () => {
         { kind: 'READY', name: 'READY', datatype: 'INT32', falseTrue: [0, 1] },
         { kind: 'CORRID', name: 'CORRID', datatype: 'UINT64' },
       ],
+      states: [],
     });
   });
 
@@ -25,8 +26,22 @@ describe('sequenceBatchingOf', () => {
       strategy: 'direct',
       idleMicroseconds: 1_000_000,
       controls: [{ kind: 'START', name: 'S', datatype: 'BOOL', falseTrue: [false, true] }],
+      states: [],
     });
     expect(sequenceBatchingOf(parseModelConfigText('max_batch_size: 4'))).toBeUndefined();
+  });
+
+  it('reads implicit state, and refuses state it cannot carry', () => {
+    const config = parseModelConfigText(
+      'sequence_batching { state [ { input_name: "IN_S" output_name: "OUT_S" data_type: TYPE_FP32 dims: [ 2, 3 ] } ] }',
+    );
+    expect(sequenceBatchingOf(config)?.states).toEqual([
+      { inputName: 'IN_S', outputName: 'OUT_S', datatype: 'FP32', dims: [2, 3] },
+    ]);
+    const variable = parseModelConfigText(
+      'name: "v" sequence_batching { state [ { input_name: "A" output_name: "B" data_type: TYPE_FP32 dims: [ -1 ] } ] }',
+    );
+    expect(() => sequenceBatchingOf(variable)).toThrow("state 'A' needs fixed dims");
   });
 
   it('refuses a control without the values its kind needs', () => {

@@ -15,9 +15,22 @@ export interface SequenceControl {
   falseTrue?: [number, number] | [boolean, boolean];
 }
 
+/**
+ * Implicit state (Triton's `sequence_batching.state`): the model's `outputName` after one request of a sequence is
+ * its `inputName` on the next; zeros on the first.
+ */
+export interface SequenceState {
+  inputName: string;
+  outputName: string;
+  datatype: Datatype;
+  /** Without the batch dimension. */
+  dims: number[];
+}
+
 /** `sequence_batching` as the scheduler needs it. */
 export interface SequenceBatching {
   controls: SequenceControl[];
+  states: SequenceState[];
   /** A sequence with no request for this long is ended (`max_sequence_idle_microseconds`, default 1 s). */
   idleMicroseconds: number;
   strategy: 'direct' | 'oldest';
@@ -73,8 +86,24 @@ export function sequenceBatchingOf(config: ModelConfig): SequenceBatching | unde
       } else fail(`control '${name}' needs int32_false_true, fp32_false_true or bool_false_true with two values`);
     }
   }
+  const states: SequenceState[] = [];
+  for (const state of (raw.state as Record<string, unknown>[] | undefined) ?? []) {
+    const inputName = (state.input_name as string | undefined) ?? fail('state has no input_name');
+    const outputName = (state.output_name as string | undefined) ?? fail(`state '${inputName}' has no output_name`);
+    const type = state.data_type as ModelConfig['input'][number]['data_type'] | undefined;
+    const datatype = (type ? apiDatatype(type) : undefined) ?? fail(`state '${inputName}' needs a data_type`);
+    const dims = ((state.dims as number[] | undefined) ?? []).map(Number);
+    if (dims.length === 0 || dims.some((d) => !(d >= 1))) {
+      fail(`state '${inputName}' needs fixed dims (variable-size state is not supported)`);
+    }
+    if ((state.initial_state as unknown[] | undefined)?.some((i) => !(i as { zero_data?: boolean }).zero_data)) {
+      fail(`state '${inputName}': only zero_data initial states are supported`);
+    }
+    states.push({ inputName, outputName, datatype, dims });
+  }
   return {
     controls,
+    states,
     idleMicroseconds: Number(raw.max_sequence_idle_microseconds ?? 0) || 1_000_000,
     strategy: raw.oldest ? 'oldest' : 'direct',
   };

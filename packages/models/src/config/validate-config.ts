@@ -26,8 +26,12 @@ export function validateConfigAgainstModel(config: ModelConfig, model: ModelSign
   validateOwnRules(config, fail);
   checkSide('input', config.input, model.inputs, config.max_batch_size, fail);
   checkSide('output', config.output, model.outputs, config.max_batch_size, fail);
-  // The sequence batcher feeds its control inputs itself: the config lists them under sequence_batching instead.
-  const controls = new Set(sequenceBatchingOf(config)?.controls.map((c) => c.name));
+  // The sequence batcher feeds its control and state inputs itself: the config lists them under sequence_batching.
+  const sequencing = sequenceBatchingOf(config);
+  const controls = new Set([
+    ...(sequencing?.controls.map((c) => c.name) ?? []),
+    ...(sequencing?.states.map((s) => s.inputName) ?? []),
+  ]);
   for (const t of model.inputs) {
     if (!config.input.some((i) => i.name === t.name) && !controls.has(t.name)) {
       fail(`the model has input '${t.name}', which the configuration does not list`);
