@@ -1,6 +1,7 @@
 import {
   AppError,
   DATATYPES,
+  type Datatype,
   decodeBinaryTensorData,
   elementCount,
   isDatatype,
@@ -98,8 +99,8 @@ export function decodeModelInferRequest(
   return request;
 }
 
-function decodeInput(input: InferInputTensorMsg, raw: Uint8Array | undefined, maxElements: number | undefined): Tensor {
-  const label = `input '${input.name}'`;
+/** An input's datatype and shape, checked. */
+function typeAndShape(input: InferInputTensorMsg, label: string): { datatype: Datatype; shape: number[] } {
   const { datatype } = input;
   if (!isDatatype(datatype)) {
     throw new AppError(
@@ -107,7 +108,12 @@ function decodeInput(input: InferInputTensorMsg, raw: Uint8Array | undefined, ma
       `${label}: unknown datatype '${datatype}' (expected one of ${DATATYPES.join(', ')})`,
     );
   }
-  const shape = decodeShape(input.shape, label);
+  return { datatype, shape: decodeShape(input.shape, label) };
+}
+
+function decodeInput(input: InferInputTensorMsg, raw: Uint8Array | undefined, maxElements: number | undefined): Tensor {
+  const label = `input '${input.name}'`;
+  const { datatype, shape } = typeAndShape(input, label);
   const data =
     raw !== undefined
       ? decodeBinaryTensorData(datatype, shape, raw, label, maxElements)
@@ -139,14 +145,7 @@ function decodeSharedMemoryInput(input: InferInputTensorMsg, model: string, opts
   if (!opts.sharedMemory) {
     throw new AppError('INVALID_ARGUMENT', `${label}: shared memory regions are not available here`);
   }
-  const { datatype } = input;
-  if (!isDatatype(datatype)) {
-    throw new AppError(
-      'INVALID_ARGUMENT',
-      `${label}: unknown datatype '${datatype}' (expected one of ${DATATYPES.join(', ')})`,
-    );
-  }
-  const shape = decodeShape(input.shape, label);
+  const { datatype, shape } = typeAndShape(input, label);
   const bytes = opts.sharedMemory(ref, label);
   const tensor: Tensor = {
     name: input.name,

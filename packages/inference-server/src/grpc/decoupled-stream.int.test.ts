@@ -1,7 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { writeTritonExampleModels } from '@nvcf/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GrpcFixture, int32Bytes, startGrpcFixture } from './grpc-test-fixture.ts';
+import { exchangeStream, type GrpcFixture, int32Bytes, startGrpcFixture } from './grpc-test-fixture.ts';
 
 let fx: GrpcFixture;
 beforeAll(async () => {
@@ -40,17 +40,7 @@ const repeatRequest = (id: string, values: number[], emptyFinal?: boolean) => ({
   raw_input_contents: [int32Bytes(values), uint32Bytes(values.map(() => 0)), uint32Bytes([0])],
 });
 
-function exchange(requests: object[]): Promise<StreamResponse[]> {
-  return new Promise((resolve, reject) => {
-    const stream = fx.stream();
-    const responses: StreamResponse[] = [];
-    stream.on('data', (r) => responses.push(r as unknown as StreamResponse));
-    stream.on('error', reject);
-    stream.on('end', () => resolve(responses));
-    for (const r of requests) stream.write(r);
-    stream.end();
-  });
-}
+const exchange = (requests: object[]) => exchangeStream<StreamResponse>(fx, requests);
 
 const final = (r: StreamResponse) => r.infer_response?.parameters.triton_final_response?.bool_param;
 const out = (r: StreamResponse) => {

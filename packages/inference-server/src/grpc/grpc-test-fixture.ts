@@ -109,6 +109,22 @@ export async function startGrpcFixture(
 }
 
 /** INT32 little-endian bytes, as numpy's tobytes() gives them. */
+/**
+ * One ModelStreamInfer call: writes every request without waiting, half-closes, and collects every response until
+ * the server ends the stream.
+ */
+export function exchangeStream<T = Record<string, unknown>>(fx: GrpcFixture, requests: object[]): Promise<T[]> {
+  return new Promise((resolve, reject) => {
+    const stream = fx.stream();
+    const responses: T[] = [];
+    stream.on('data', (r) => responses.push(r as T));
+    stream.on('error', reject);
+    stream.on('end', () => resolve(responses));
+    for (const r of requests) stream.write(r);
+    stream.end();
+  });
+}
+
 export function int32Bytes(values: number[]): Buffer {
   return Buffer.from(Int32Array.from(values).buffer);
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GrpcFixture, int32Bytes, int32sOf, startGrpcFixture } from './grpc-test-fixture.ts';
+import { exchangeStream, type GrpcFixture, int32Bytes, int32sOf, startGrpcFixture } from './grpc-test-fixture.ts';
 
 let fx: GrpcFixture;
 beforeAll(async () => {
@@ -24,18 +24,7 @@ const simpleRequest = (id: string, offset: number) => ({
   raw_input_contents: [int32Bytes(Array.from({ length: 16 }, (_, i) => i + offset)), int32Bytes(Array(16).fill(1))],
 });
 
-/** Writes every request, half-closes, and collects every response until the server ends the stream. */
-function exchange(requests: object[]): Promise<StreamResponse[]> {
-  return new Promise((resolve, reject) => {
-    const stream = fx.stream();
-    const responses: StreamResponse[] = [];
-    stream.on('data', (r) => responses.push(r as unknown as StreamResponse));
-    stream.on('error', reject);
-    stream.on('end', () => resolve(responses));
-    for (const r of requests) stream.write(r);
-    stream.end();
-  });
-}
+const exchange = (requests: object[]) => exchangeStream<StreamResponse>(fx, requests);
 
 describe('ModelStreamInfer', () => {
   it('answers every request in order, reporting a bad one in-band while the stream goes on', async () => {

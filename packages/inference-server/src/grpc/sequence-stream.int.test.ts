@@ -1,6 +1,6 @@
 import { writeTritonExampleModels } from '@nvcf/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GrpcFixture, int32Bytes, int32sOf, startGrpcFixture } from './grpc-test-fixture.ts';
+import { exchangeStream, type GrpcFixture, int32Bytes, int32sOf, startGrpcFixture } from './grpc-test-fixture.ts';
 
 let fx: GrpcFixture;
 beforeAll(async () => {
@@ -36,18 +36,7 @@ function sequence(model: string, id: number | string, inputs: number[]) {
   }));
 }
 
-/** Writes every request without waiting, half-closes, collects the responses. */
-function exchange(requests: object[]): Promise<StreamResponse[]> {
-  return new Promise((resolve, reject) => {
-    const stream = fx.stream();
-    const responses: StreamResponse[] = [];
-    stream.on('data', (r) => responses.push(r as unknown as StreamResponse));
-    stream.on('error', reject);
-    stream.on('end', () => resolve(responses));
-    for (const r of requests) stream.write(r);
-    stream.end();
-  });
-}
+const exchange = (requests: object[]) => exchangeStream<StreamResponse>(fx, requests);
 
 describe('sequences over ModelStreamInfer (simple_grpc_sequence_stream_infer_client.py)', () => {
   it('runs three interleaved-in-time sequences on one stream, echoing request ids, in request order', async () => {

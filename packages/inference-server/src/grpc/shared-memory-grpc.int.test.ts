@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientCreatesRegions, shmFile } from '../shm/shm-test-client.ts';
 import { createSystemSharedMemory } from '../shm/system-shared-memory.ts';
 import { type GrpcFixture, startGrpcFixture } from './grpc-test-fixture.ts';
 
@@ -10,30 +10,9 @@ let fx: GrpcFixture;
 const tag = randomUUID().slice(0, 8);
 const inKey = `/nvcf_grpc_in_${tag}`;
 const outKey = `/nvcf_grpc_out_${tag}`;
-const file = (key: string) => `/dev/shm${key}`;
+const file = shmFile;
 const input0 = Array.from({ length: 16 }, (_, i) => i);
 const input1 = Array.from({ length: 16 }, () => 1);
-
-/** The client, in its own process: creates both objects, INPUT0 at 0 and INPUT1 at 64 of the input one. */
-function clientCreatesRegions(): void {
-  const script = `
-    const fs = require('node:fs');
-    const [inFile, outFile, a, b] = process.argv.slice(1);
-    const bytes = Buffer.alloc(128);
-    JSON.parse(a).forEach((v, i) => bytes.writeInt32LE(v, i * 4));
-    JSON.parse(b).forEach((v, i) => bytes.writeInt32LE(v, 64 + i * 4));
-    fs.writeFileSync(inFile, bytes, { mode: 0o600 });
-    fs.writeFileSync(outFile, Buffer.alloc(128), { mode: 0o600 });
-  `;
-  execFileSync(process.execPath, [
-    '-e',
-    script,
-    file(inKey),
-    file(outKey),
-    JSON.stringify(input0),
-    JSON.stringify(input1),
-  ]);
-}
 
 const str = (s: string) => ({ string_param: s, parameter_choice: 'string_param' });
 const i64 = (n: number) => ({ int64_param: String(n), parameter_choice: 'int64_param' });
@@ -55,7 +34,7 @@ const simpleShmRequest = (outputBytes = 64) => ({
 });
 
 beforeAll(async () => {
-  clientCreatesRegions();
+  clientCreatesRegions(inKey, outKey, input0, input1);
   // As Triton with --allow-client-shm=true.
   fx = await startGrpcFixture('shm', undefined, { sharedMemory: createSystemSharedMemory({ allowClientShm: true }) });
 });

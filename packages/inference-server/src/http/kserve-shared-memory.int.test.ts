@@ -1,39 +1,15 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { writeTritonExampleModels } from '@nvcf/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientCreatesRegions, shmFile } from '../shm/shm-test-client.ts';
 import { type KserveFixture, simpleInputs, startKserveFixture } from './kserve-test-fixture.ts';
 
 let fx: KserveFixture;
 const tag = randomUUID().slice(0, 8);
 const inKey = `/nvcf_test_in_${tag}`;
 const outKey = `/nvcf_test_out_${tag}`;
-const file = (key: string) => `/dev/shm${key}`;
-
-/**
- * The client side, in its own process as a Triton client would be: creates the POSIX shared memory objects
- * (`/dev/shm/<key>`, what shm_open makes) and writes INPUT0 at 0 and INPUT1 at 64.
- */
-function clientCreatesRegions(input0: Int32Array, input1: Int32Array): void {
-  const script = `
-    const fs = require('node:fs');
-    const [inFile, outFile, a, b] = process.argv.slice(1);
-    const bytes = Buffer.alloc(128);
-    JSON.parse(a).forEach((v, i) => bytes.writeInt32LE(v, i * 4));
-    JSON.parse(b).forEach((v, i) => bytes.writeInt32LE(v, 64 + i * 4));
-    fs.writeFileSync(inFile, bytes, { mode: 0o600 });
-    fs.writeFileSync(outFile, Buffer.alloc(128), { mode: 0o600 });
-  `;
-  execFileSync(process.execPath, [
-    '-e',
-    script,
-    file(inKey),
-    file(outKey),
-    JSON.stringify([...input0]),
-    JSON.stringify([...input1]),
-  ]);
-}
+const file = shmFile;
 
 const post = (path: string, body?: unknown) =>
   fetch(`${fx.url}${path}`, {
@@ -65,7 +41,7 @@ const shmOutput = (name: string, byteSize: number, offset: number) => ({
 beforeAll(async () => {
   fx = await startKserveFixture({}, (dir) => writeTritonExampleModels(dir));
   const { input0, input1 } = simpleInputs();
-  clientCreatesRegions(input0, input1);
+  clientCreatesRegions(inKey, outKey, input0, input1);
 });
 afterAll(async () => {
   await fx?.close();
