@@ -16,6 +16,13 @@ import {
 import { RelayedFunctionError, relayedProblem } from '../invocation/relayed-problem.ts';
 import { errorCodeOfHttpStatus } from './grpc-status.ts';
 
+declare global {
+  interface JSON {
+    /** TC39 JSON.parse source text access: Node has it (22+); TypeScript's lib does not declare it yet. */
+    rawJSON(text: string): unknown;
+  }
+}
+
 /** A ModelInfer as a queued invocation: the job's input and the tensors' bytes kept beside the job. */
 export interface QueuedInfer {
   input: Extract<InvocationInput, { kind: 'kserve' }>;
@@ -96,10 +103,8 @@ function jsonSafeTensor(t: Tensor): Tensor {
  */
 function jsonSafe(params: Record<string, unknown>): Record<string, unknown> {
   if (!Object.values(params).some((v) => typeof v === 'bigint')) return params;
-  // Node has JSON.rawJSON (TC39 JSON.parse source text access); TypeScript's lib does not declare it yet.
-  const rawJSON = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
   return Object.fromEntries(
-    Object.entries(params).map(([k, v]) => [k, typeof v === 'bigint' ? rawJSON(v.toString()) : v]),
+    Object.entries(params).map(([k, v]) => [k, typeof v === 'bigint' ? JSON.rawJSON(v.toString()) : v]),
   );
 }
 
