@@ -28,6 +28,7 @@ sequence_batching {
 }
 input [ { name: "INPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
 output [ { name: "OUTPUT" data_type: TYPE_INT32 dims: [ 1 ] } ]
+instance_group [ { count: 2 kind: KIND_CPU } ]
 `,
   );
 }
@@ -76,6 +77,15 @@ describe('implicit state (sequence_batching.state)', () => {
     expect(await send(20, 100)).toBe(200);
     expect(await send(10, 1, { end: true })).toBe(3);
     expect(await send(20, 100, { end: true })).toBe(300);
+  });
+
+  it('runs the requests of one sequence one at a time, even when they arrive together and two instances are free', async () => {
+    expect(await send(30, 1, { start: true })).toBe(1);
+    // Each request adds 1 to the state the previous one left: in whatever order they are admitted, the answers are
+    // 2..9, each once (two at a time on the same state would answer some value twice).
+    const answers = await Promise.all(Array.from({ length: 8 }, () => send(30, 1)));
+    expect([...answers].sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(await send(30, 0, { end: true })).toBe(9);
   });
 
   it("lists only the request's own tensors in metadata", async () => {

@@ -23,7 +23,7 @@ import type {
 import { type BatchedAnswer, DynamicBatcher, QueueRejection } from './dynamic-batcher.ts';
 import { InstanceSlots } from './instance-slots.ts';
 import { ModelStatistics } from './model-statistics.ts';
-import { SequenceScheduler } from './sequence-scheduler.ts';
+import { SequenceScheduler, type SequenceTicket } from './sequence-scheduler.ts';
 
 interface ServedVersion {
   version: string;
@@ -289,11 +289,16 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
       }
       sv.stats.started();
       let batch: number | undefined;
+      let ticket: SequenceTicket | undefined;
       try {
         batch = batchSize(def, req.inputs, req.modelName);
-        // The sequence batcher's control and state inputs join the request's own (the client never sends them).
-        const ticket = sv.sequences?.admit(req.parameters, batch);
-        if (ticket) req = { ...req, inputs: [...req.inputs, ...ticket.inputs] };
+        ticket = sv.sequences?.admit(req.parameters, batch);
+        if (ticket) {
+          // One request of a sequence at a time, in order: its state is what the previous one left.
+          await ticket.turn;
+          // The control and state inputs join the request's own (the client never sends them).
+          req = { ...req, inputs: [...req.inputs, ...ticket.inputs()] };
+        }
         const requested = req.outputs?.map((o) => o.name);
         // State outputs are fetched too (after the requested ones, so indexes line up), then kept, not answered.
         const outputNames =
@@ -309,9 +314,8 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
             })
           : await runAlone(sv, req, batch, outputNames);
         ticket?.keep(ran.outputs);
-        const answered = ticket?.stateOutputs.length
-          ? ran.outputs.filter((t) => !ticket.stateOutputs.includes(t.name))
-          : ran.outputs;
+        const stateOutputs = ticket?.stateOutputs ?? [];
+        const answered = stateOutputs.length ? ran.outputs.filter((t) => !stateOutputs.includes(t.name)) : ran.outputs;
         const postStart = now();
         const shaped = answered.map((t, i) => postProcess(def, t, req.outputs?.[i]?.classification));
         const done = now();
@@ -344,6 +348,8 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
                 : 'BACKEND';
         sv.stats.failed(ns(arrived, now()), reason, batch);
         throw err;
+      } finally {
+        ticket?.done();
       }
     },
 

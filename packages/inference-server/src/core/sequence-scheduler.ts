@@ -8,14 +8,18 @@ interface SequenceFlags {
   end: boolean;
 }
 
-/** One admitted request: what to run it with, and where its implicit state goes afterwards. */
+/** One admitted request: when it may run, what to run it with, and where its implicit state goes afterwards. */
 export interface SequenceTicket {
-  /** Control inputs, then state inputs (the previous request's state outputs, zeros on START). */
-  inputs: Tensor[];
+  /** Settles once the sequence's previous request is done: a sequence's requests run one at a time, in order. */
+  turn: Promise<void>;
+  /** Control inputs, then state inputs (the previous request's state outputs, zeros on START); after `turn`. */
+  inputs(): Tensor[];
   /** Model outputs that are state: fetched with the request's outputs, never answered. */
   stateOutputs: string[];
   /** Keeps the run's state outputs for the sequence's next request (nothing after END). */
   keep(outputs: readonly Tensor[]): void;
+  /** The request is done (answered or failed): the sequence's next request may run. Call it exactly once. */
+  done(): void;
 }
 
 interface ActiveSequence {
@@ -23,6 +27,8 @@ interface ActiveSequence {
   last: number;
   /** Implicit state, by the state's input name. */
   state: Map<string, Tensor>;
+  /** Settles when the sequence's latest admitted request is done. */
+  tail: Promise<void>;
 }
 
 /**
@@ -71,17 +77,25 @@ export class SequenceScheduler {
       );
     }
     // START begins afresh (Triton ends a sequence still in flight under the same id).
-    const sequence: ActiveSequence = flags.start || !known ? { last: now, state: new Map() } : known;
+    const sequence: ActiveSequence =
+      flags.start || !known ? { last: now, state: new Map(), tail: Promise.resolve() } : known;
     sequence.last = now;
+    const turn = sequence.tail;
+    let done!: () => void;
+    sequence.tail = new Promise<void>((resolve) => {
+      done = resolve;
+    });
     if (flags.end) this.#active.delete(key);
     else this.#active.set(key, sequence);
     this.#reapIdle(now);
     const states = this.#config.states;
     return {
-      inputs: [
+      turn,
+      inputs: () => [
         ...this.#config.controls.map((control) => this.#control(control, flags)),
         ...states.map((state) => this.#stateInput(state, sequence)),
       ],
+      done,
       stateOutputs: states.map((s) => s.outputName),
       keep: (outputs) => {
         if (flags.end) return;
