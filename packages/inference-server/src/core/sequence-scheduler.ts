@@ -45,6 +45,7 @@ export class SequenceScheduler {
   readonly #batched: boolean;
   /** Sequences in flight, by id. */
   readonly #active = new Map<string, ActiveSequence>();
+  #reapedAt = 0;
 
   constructor(model: string, config: SequenceBatching, batched: boolean) {
     this.#model = model;
@@ -151,6 +152,9 @@ export class SequenceScheduler {
   /** Sequences nobody ended: forgotten once idle, so the map does not grow with abandoned ids. */
   #reapIdle(now: number): void {
     const limit = this.#config.idleMicroseconds / 1000;
+    // A walk over every sequence, so not on every request: once per idle period (at most once a second).
+    if (now - this.#reapedAt < Math.min(limit, 1000)) return;
+    this.#reapedAt = now;
     for (const [key, sequence] of this.#active) if (now - sequence.last > limit) this.#active.delete(key);
   }
 
