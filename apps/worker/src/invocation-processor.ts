@@ -7,7 +7,7 @@ import {
   type ModelRef,
 } from '@nvcf/inference-server';
 import { encodeModelInferResponse, serializeModelInferResponse } from '@nvcf/kserve-grpc';
-import { isAppError } from '@nvcf/protocol';
+import { AppError, isAppError } from '@nvcf/protocol';
 import {
   type EventStream,
   type InvocationJob,
@@ -90,6 +90,10 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     // Decoding overlaps the claim's round trip.
     const call = await decodeJob(job);
     if (core.isDecoupled(model.name, model.version)) {
+      // A unary gRPC call has room for one response; Triton refuses it in these words.
+      if (job.respond === 'kserve-grpc') {
+        throw new AppError('UNIMPLEMENTED', "ModelInfer RPC doesn't support models with decoupled transaction policy");
+      }
       // Responses may leave as events while the model runs: nothing runs before the claim answered.
       if ((await claim) !== 'in-progress') return undefined;
       const request = { ...call.request, inputsOwned: true };

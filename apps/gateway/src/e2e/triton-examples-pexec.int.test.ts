@@ -1,6 +1,8 @@
+import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grpcClient } from '../grpc/grpc-test-fixture.ts';
 import type { RunningGateway } from '../server.ts';
-import { adminAuth, createHarness, fnId, type Harness } from './harness.ts';
+import { ADMIN_KEY, adminAuth, createHarness, fnId, type Harness } from './harness.ts';
 
 let h: Harness;
 let gw: RunningGateway;
@@ -64,6 +66,29 @@ describe("Triton's example models through pexec", () => {
       .map((d) => JSON.parse(d) as KserveJson);
     expect(events.map(outOf)).toEqual([1, 2, undefined]);
     expect(events.map((e) => e.parameters?.triton_final_response)).toEqual([false, false, true]);
+  });
+
+  it("a decoupled model through the gateway's gRPC ModelInfer is refused with Triton's words and code", async () => {
+    const client = grpcClient(`127.0.0.1:${gw.grpcPort}`);
+    try {
+      const { error } = await client.fail(
+        'ModelInfer',
+        {
+          model_name: 'repeat_int32',
+          inputs: [
+            { name: 'IN', datatype: 'INT32', shape: [1] },
+            { name: 'DELAY', datatype: 'UINT32', shape: [1] },
+            { name: 'WAIT', datatype: 'UINT32', shape: [1] },
+          ],
+          raw_input_contents: [Buffer.alloc(4), Buffer.alloc(4), Buffer.alloc(4)],
+        },
+        { metadata: { 'function-id': fnId('repeat_int32'), authorization: `Bearer ${ADMIN_KEY}` } },
+      );
+      expect(error.code).toBe(status.UNIMPLEMENTED);
+      expect(error.details).toBe("ModelInfer RPC doesn't support models with decoupled transaction policy");
+    } finally {
+      client.close();
+    }
   });
 
   it('a sequence (simple_dyna_sequence) through pexec with one worker: START, the middle, END with the id', async () => {

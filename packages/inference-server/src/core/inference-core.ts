@@ -32,7 +32,7 @@ interface ServedVersion {
   slots: InstanceSlots;
   /** Present when the config asks for dynamic batching (and the model batches). */
   batcher: DynamicBatcher | undefined;
-  /** Present when the config asks for sequence batching: it feeds the control inputs. */
+  /** Present when the config asks for sequence batching: it orders a sequence's requests, feeds controls and state. */
   sequences: SequenceScheduler | undefined;
 }
 
