@@ -16,6 +16,7 @@ export const GatewayEnv = z.object({
   FUNCTION_CACHE_MS: envInt(1000, 0, 60_000),
   INLINE_RESULT_MAX_BYTES: envInt(64 * 1024, 0, 5 * 1024 * 1024),
   JOB_INLINE_INPUT_BYTES: envInt(64 * 1024, 0, 5 * 1024 * 1024),
+  SEQUENCE_OWNER_TTL_SECONDS: envInt(3600, 1),
   NVCF_BOOTSTRAP_ADMIN_KEY: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
   NVCF_JWT_SECRET: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
   NVCF_JWT_MAX_TTL_SECONDS: envInt(24 * 60 * 60, 1),
@@ -66,6 +67,8 @@ export interface GatewayConfig {
   maxInlineResultBytes: number;
   /** Inputs larger than this travel beside their job (in the request store), not inside it. */
   maxJobInputBytes: number;
+  /** How long a sequence keeps its worker after its latest request (sequence routing). */
+  sequenceOwnerTtlSeconds: number;
   /** An API key with every scope, created once (never again once revoked): the operator's first credential. */
   bootstrapAdminKey?: string;
   /** Bearer tokens: accepted only with a secret; `iss` / `aud` checked only when set. */
@@ -120,6 +123,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     functionCacheMs: env.FUNCTION_CACHE_MS,
     maxInlineResultBytes: env.INLINE_RESULT_MAX_BYTES,
     maxJobInputBytes: env.JOB_INLINE_INPUT_BYTES,
+    sequenceOwnerTtlSeconds: env.SEQUENCE_OWNER_TTL_SECONDS,
     ...(env.NVCF_BOOTSTRAP_ADMIN_KEY ? { bootstrapAdminKey: env.NVCF_BOOTSTRAP_ADMIN_KEY } : {}),
     jwt: {
       ...(env.NVCF_JWT_SECRET ? { secret: env.NVCF_JWT_SECRET } : {}),

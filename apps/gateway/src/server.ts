@@ -14,6 +14,7 @@ import {
   createRedis,
   createRequestStore,
   createResultObjectIndex,
+  createSequenceRouter,
   resultObjectKey,
 } from '@nvcf/queue';
 import { createLogger, type Logger } from '@nvcf/service-kit';
@@ -66,6 +67,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     idempotency: createIdempotencyStore(redis, keys, { ttlSeconds: config.requestTtlSeconds }),
     maxInlineResultBytes: config.maxInlineResultBytes,
     maxJobInputBytes: config.maxJobInputBytes,
+    sequences: createSequenceRouter(redis, keys, registry, { ttlSeconds: config.sequenceOwnerTtlSeconds }),
     onBackgroundError: (err, requestId) => log.warn({ err, requestId }, 'marking an inline result delivered failed'),
   });
   const keyStore = createApiKeyStore(redis, keys);

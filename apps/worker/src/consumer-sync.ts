@@ -53,6 +53,8 @@ const modelKey = (name: string, version: string) => `${name}\u0000${version}`;
 export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
   const { core, registry, config, log } = deps;
   const consumers = new Map<string, Worker>();
+  /** This worker's own queue per sequence-model version: the requests of the sequences it owns. */
+  const ownQueues = new Map<string, Worker>();
 
   const concurrencyFor = (fv: FunctionVersion): number => {
     if (config.concurrency > 0) return config.concurrency;
@@ -72,14 +74,24 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
       objects: deps.objects,
       streamChunkRows: config.streamChunkRows,
     });
-    const consumer = createInvocationConsumer(deps.connection, deps.keys, fv.versionId, processor, {
+    const options = {
       concurrency,
       lockDurationMs: config.lockDurationMs,
       stalledIntervalMs: config.stalledIntervalMs,
       maxStalledCount: config.maxStalledCount,
-    });
+    };
+    const consumer = createInvocationConsumer(deps.connection, deps.keys, fv.versionId, processor, options);
     consumer.on('error', (err) => log.error({ err, versionId: fv.versionId }, 'consumer error'));
     consumers.set(fv.versionId, consumer);
+    if (fv.model.sequence) {
+      const queueName = deps.keys.workerQueueName(fv.versionId, config.workerId);
+      const own = createInvocationConsumer(deps.connection, deps.keys, fv.versionId, processor, {
+        ...options,
+        queueName,
+      });
+      own.on('error', (err) => log.error({ err, versionId: fv.versionId, queueName }, 'consumer error'));
+      ownQueues.set(fv.versionId, own);
+    }
     log.info(
       { function: fv.name, functionId: fv.id, versionId: fv.versionId, model: fv.model.name, concurrency },
       'serving',
@@ -96,9 +108,13 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
         here.add(modelKey(entry.name, version));
         // A function's own model (from an asset) is not a repository function of its own.
         if (isFunctionModelName(entry.name)) continue;
-        const concurrency = config.concurrency || modelConcurrency(core.modelConfig(entry.name, version));
+        const modelConfig = core.modelConfig(entry.name, version);
+        const concurrency = config.concurrency || modelConcurrency(modelConfig);
+        const sequence = modelConfig.extra.sequence_batching !== undefined;
         await registry.seed(
-          modelFunctionVersion(core.modelMetadata(entry.name, version), version, config.ncaId, concurrency),
+          modelFunctionVersion(core.modelMetadata(entry.name, version), version, config.ncaId, concurrency, {
+            sequence,
+          }),
         );
       }
       const wanted = new Map<string, FunctionVersion>();
@@ -114,21 +130,28 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
         const concurrency = concurrencyFor(fv);
         const running = consumers.get(versionId);
         if (!running) start(fv, concurrency);
-        else if (running.concurrency !== concurrency) running.concurrency = concurrency;
+        else if (running.concurrency !== concurrency) {
+          running.concurrency = concurrency;
+          const own = ownQueues.get(versionId);
+          if (own) own.concurrency = concurrency;
+        }
       }
       for (const [versionId, consumer] of consumers) {
         if (wanted.has(versionId)) continue;
         consumers.delete(versionId);
         await registry.removeWorker(config.workerId, [versionId]);
         log.info({ versionId }, 'no longer serving (undeployed, deleted or model unloaded)');
-        await consumer.close(); // graceful: the version's in-flight jobs finish
+        const own = ownQueues.get(versionId);
+        ownQueues.delete(versionId);
+        // Graceful: the version's in-flight jobs finish.
+        await Promise.all([consumer.close(), own?.close()]);
       }
       // After the consumers stopped: a deleted version's own model is unloaded and removed from disk.
       await deps.functionModels.prune(new Set(versions.map((fv) => fv.model.name)));
-      await Promise.all([...consumers.values()].map((c) => c.waitUntilReady()));
+      await Promise.all([...consumers.values(), ...ownQueues.values()].map((c) => c.waitUntilReady()));
     },
     async close(force = false) {
-      await Promise.all([...consumers.values()].map((c) => c.close(force)));
+      await Promise.all([...consumers.values(), ...ownQueues.values()].map((c) => c.close(force)));
     },
   };
 }

@@ -35,6 +35,11 @@ export const FunctionVersion = z.object({
     platform: z.string(),
     inputs: z.array(TensorSpecSchema),
     outputs: z.array(TensorSpecSchema),
+    /**
+     * The model's config has sequence batching: a sequence's requests are routed to one worker (the one holding
+     * its state), through that worker's own queue for the version.
+     */
+    sequence: z.boolean().optional(),
   }),
 });
 export type FunctionVersion = z.infer<typeof FunctionVersion>;

@@ -13,3 +13,4 @@ export * from './rate-limiter.ts';
 export * from './redis-connection.ts';
 export * from './request-store.ts';
 export * from './result-objects.ts';
+export * from './sequence-router.ts';

@@ -5,6 +5,8 @@ import type { Keys } from './keys.ts';
 
 export interface ConsumerOptions {
   concurrency: number;
+  /** Another queue of the version than its shared one (a worker's own, for the sequences it owns). */
+  queueName?: string;
   /** How long a job's lock lives without renewal: a worker that dies releases its jobs after this. */
   lockDurationMs: number;
   /** How often this worker looks for jobs whose lock expired (stalled) and puts them back. */
@@ -33,7 +35,7 @@ export function createInvocationConsumer(
   opts: ConsumerOptions,
 ): Worker {
   return new Worker(
-    keys.queueName(versionId),
+    opts.queueName ?? keys.queueName(versionId),
     async (job: Job) => {
       const parsed = InvocationJob.safeParse(job.data);
       if (!parsed.success) throw new UnrecoverableError(`malformed invocation job: ${parsed.error.message}`);

@@ -4,8 +4,11 @@ import { INVOCATION_JOB_NAME, type InvocationJob } from './job-contract.ts';
 import type { Keys } from './keys.ts';
 
 export interface InvocationProducer {
-  /** Adds the job with the request id as job id: adding the same request twice is a no-op. */
-  enqueue(job: InvocationJob): Promise<void>;
+  /**
+   * Adds the job with the request id as job id: adding the same request twice is a no-op. With `worker`, into that
+   * worker's own queue for the version (a sequence it owns) instead of the version's shared one.
+   */
+  enqueue(job: InvocationJob, opts?: { worker?: string }): Promise<void>;
   /** Jobs waiting or running for a version. */
   depth(versionId: string): Promise<number>;
   /** Jobs waiting (not yet taken by a worker) for a version: one Redis command. */
@@ -32,17 +35,19 @@ export interface ProducerOptions {
 /** One BullMQ queue per function version, created lazily and sharing the caller's connection. */
 export function createInvocationProducer(connection: Redis, keys: Keys, opts: ProducerOptions): InvocationProducer {
   const queues = new Map<string, Queue>();
-  const queueFor = (versionId: string) => {
-    let q = queues.get(versionId);
+  const named = (name: string) => {
+    let q = queues.get(name);
     if (!q) {
-      q = new Queue(keys.queueName(versionId), { connection, prefix: keys.bullPrefix });
-      queues.set(versionId, q);
+      q = new Queue(name, { connection, prefix: keys.bullPrefix });
+      queues.set(name, q);
     }
     return q;
   };
+  const queueFor = (versionId: string) => named(keys.queueName(versionId));
   return {
-    async enqueue(job) {
-      await queueFor(job.versionId).add(INVOCATION_JOB_NAME, job, {
+    async enqueue(job, to = {}) {
+      const queue = to.worker ? named(keys.workerQueueName(job.versionId, to.worker)) : queueFor(job.versionId);
+      await queue.add(INVOCATION_JOB_NAME, job, {
         jobId: job.requestId,
         attempts: opts.attempts,
         backoff: { type: 'exponential', delay: 200 },
@@ -77,7 +82,7 @@ export function createInvocationProducer(connection: Redis, keys: Keys, opts: Pr
       for (const job of waiting) if (job.id) await settle(job.id);
       await q.obliterate({ force: true });
       await q.close();
-      queues.delete(versionId);
+      queues.delete(keys.queueName(versionId));
     },
     async close() {
       await Promise.all([...queues.values()].map((q) => q.close()));

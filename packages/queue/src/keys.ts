@@ -8,6 +8,13 @@ export interface Keys {
   readonly bullPrefix: string;
   /** One queue per function version. BullMQ forbids ':' in queue names. */
   queueName(versionId: string): string;
+  /**
+   * One worker's own queue for a function version: the requests of the sequences it owns (sequence routing), which
+   * must reach the instance that holds their state.
+   */
+  workerQueueName(versionId: string, workerId: string): string;
+  /** String: the worker that owns one sequence of a function version. TTL'd (the sequence's idle time). */
+  sequenceOwner(versionId: string, sequenceKey: string): string;
   /** Hash: the state and, once terminal, the result of one invocation. TTL'd. */
   request(requestId: string): string;
   /** String: a large invocation input, kept beside (not inside) its job. TTL'd like the request. */
@@ -57,6 +64,8 @@ export function createKeys(prefix = 'nvcf'): Keys {
     prefix,
     bullPrefix: `${prefix}:bull`,
     queueName: (versionId) => `fv-${versionId}`,
+    workerQueueName: (versionId, workerId) => `fv-${versionId}-w-${workerId.replace(/[^A-Za-z0-9_.-]/g, '_')}`,
+    sequenceOwner: (versionId, sequenceKey) => `${prefix}:seq:${versionId}:${sequenceKey}`,
     request: (requestId) => `${prefix}:req:${requestId}`,
     requestInput: (requestId) => `${prefix}:req-input:${requestId}`,
     completions: `${prefix}:completions`,

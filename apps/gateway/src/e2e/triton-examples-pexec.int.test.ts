@@ -1,8 +1,9 @@
 import { status } from '@grpc/grpc-js';
+import { createFunctionRegistry, createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcClient } from '../grpc/grpc-test-fixture.ts';
 import type { RunningGateway } from '../server.ts';
-import { ADMIN_KEY, adminAuth, createHarness, fnId, type Harness } from './harness.ts';
+import { ADMIN_KEY, adminAuth, createHarness, fnId, type Harness, verId } from './harness.ts';
 
 let h: Harness;
 let gw: RunningGateway;
@@ -120,5 +121,39 @@ describe("Triton's example models through pexec", () => {
       'he\u0000llo',
       'wörld',
     ]);
+  });
+});
+
+describe('sequences through pexec with two workers (sequence routing)', () => {
+  it('every request of a sequence reaches the worker that holds its running sum (simple_string_dyna_sequence)', async () => {
+    await h.worker();
+    const registry = createFunctionRegistry(h.redis, createKeys(h.keyPrefix));
+    const versionId = verId('simple_string_dyna_sequence');
+    for (let i = 0; (await registry.liveWorkers([versionId]))[0]?.length !== 2; i++) {
+      if (i > 100) throw new Error('the second worker never became live');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const values = [11, 7, 5, 3, 2, 0, 1];
+    const run = async (id: string) => {
+      const inputs = [20, ...values.map((v) => -v)];
+      const outputs: number[] = [];
+      for (const [i, value] of inputs.entries()) {
+        const res = await pexec('simple_string_dyna_sequence', {
+          parameters: {
+            sequence_id: id,
+            ...(i === 0 ? { sequence_start: true } : {}),
+            ...(i === inputs.length - 1 ? { sequence_end: true } : {}),
+          },
+          inputs: [{ name: 'INPUT', datatype: 'INT32', shape: [1, 1], data: [value] }],
+        });
+        expect(res.status, await res.clone().text()).toBe(200);
+        outputs.push(((await res.json()) as KserveJson).outputs[0]?.data[0] ?? Number.NaN);
+      }
+      return outputs;
+    };
+    // Several sequences side by side: their owners are picked among both workers.
+    const answers = await Promise.all(['1002', '2002', '3002', '4002'].map(run));
+    const expected = (id: number) => [20, 9, 2, -3, -6, -8, -8, -9 + id];
+    expect(answers).toEqual([expected(1002), expected(2002), expected(3002), expected(4002)]);
   });
 });

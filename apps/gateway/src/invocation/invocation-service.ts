@@ -10,7 +10,7 @@ import type {
   RequestView,
   Waiter,
 } from '@nvcf/queue';
-import { isRedisUnavailable } from '@nvcf/queue';
+import { isRedisUnavailable, type SequenceRouter, sequenceFlagsOf } from '@nvcf/queue';
 import { v4 as uuidv4 } from 'uuid';
 import type { FunctionResolver } from './function-resolver.ts';
 import type { IdempotentCall } from './idempotency-key.ts';
@@ -91,6 +91,8 @@ export interface InvocationDeps {
   maxJobInputBytes: number;
   /** Results up to this size come back inline on the gateway's reply channel. */
   maxInlineResultBytes: number;
+  /** Where a sequence model's request goes (its sequence's worker); absent: always the shared queue. */
+  sequences?: SequenceRouter;
   /** Failures of work done after the response (marking an inline result delivered). */
   onBackgroundError: (err: unknown, requestId: string) => void;
 }
@@ -166,25 +168,29 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     const waiter = completions.register(requestId, Date.now() + req.pollSeconds * 1000, req.signal);
     try {
       await deps.queueGuard.admit(fv.versionId);
+      const worker = fv.model.sequence ? await sequenceWorker(fv.versionId, req.input) : undefined;
       const { input, stored } = splitInput(req);
       // One round trip for all: the worker creates the record itself if the job overtakes it; a stored
       // input is written ahead of the job on the same connection, so no worker can miss it.
       await Promise.all([
         store.create(requestId, fv.id, fv.versionId, req.principal),
         ...(stored ? [store.saveInput(requestId, stored)] : []),
-        producer.enqueue({
-          requestId,
-          functionId: fv.id,
-          versionId: fv.versionId,
-          input,
-          headers: req.headers,
-          ...(req.assetIds && req.assetIds.length > 0 ? { assetIds: req.assetIds } : {}),
-          enqueuedAt: Date.now(),
-          reply: { gatewayId: completions.gatewayId, maxInlineBytes: deps.maxInlineResultBytes },
-          ...(req.directOnly ? { directOnly: true } : {}),
-          ...(req.respond ? { respond: req.respond } : {}),
-          ...(stream ? { stream: true } : {}),
-        }),
+        producer.enqueue(
+          {
+            requestId,
+            functionId: fv.id,
+            versionId: fv.versionId,
+            input,
+            headers: req.headers,
+            ...(req.assetIds && req.assetIds.length > 0 ? { assetIds: req.assetIds } : {}),
+            enqueuedAt: Date.now(),
+            reply: { gatewayId: completions.gatewayId, maxInlineBytes: deps.maxInlineResultBytes },
+            ...(req.directOnly ? { directOnly: true } : {}),
+            ...(req.respond ? { respond: req.respond } : {}),
+            ...(stream ? { stream: true } : {}),
+          },
+          worker ? { worker } : {},
+        ),
       ]);
     } catch (err) {
       waiter.settle({ kind: 'aborted' });
@@ -200,6 +206,17 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
       await deps.idempotency.confirm(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
     }
     return { requestId, waiter };
+  }
+
+  /** The worker a sequence model's request must reach (the one holding its sequence), if the request names one. */
+  async function sequenceWorker(versionId: string, input: InvocationInput): Promise<string | undefined> {
+    const flags =
+      input.kind === 'json'
+        ? sequenceFlagsOf(input.value)
+        : input.kind === 'kserve'
+          ? sequenceFlagsOf(input.header)
+          : undefined;
+    return flags && deps.sequences ? deps.sequences.route(versionId, flags) : undefined;
   }
 
   /**

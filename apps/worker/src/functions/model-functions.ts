@@ -18,6 +18,7 @@ export function modelFunctionVersion(
   version: string,
   ncaId: string,
   maxRequestConcurrency = 1,
+  opts: { sequence?: boolean } = {},
 ): FunctionVersion {
   const model = { ...meta, version };
   return {
@@ -40,6 +41,7 @@ export function modelFunctionVersion(
       platform: meta.platform,
       inputs: model.inputs,
       outputs: model.outputs,
+      ...(opts.sequence ? { sequence: true } : {}),
     },
   };
 }
