@@ -46,4 +46,32 @@ describe('invocation producer', () => {
     await queue.close();
     await producer.close();
   });
+
+  it("puts a routed job in the worker's own queue, and retiring the version empties every queue of it", async () => {
+    const keys = createKeys(`p${uuidv4().slice(0, 8)}`);
+    const producer = createInvocationProducer(redis, keys, { attempts: 3 });
+    const versionId = uuidv4();
+    const job = (requestId: string) => ({
+      requestId,
+      functionId: uuidv4(),
+      versionId,
+      input: { kind: 'json' as const, contentType: 'application/json', value: {} },
+      headers: {},
+      enqueuedAt: Date.now(),
+    });
+    const [shared, routed] = [uuidv4(), uuidv4()];
+    await producer.enqueue(job(shared));
+    await producer.enqueue(job(routed), { worker: 'worker-a' });
+    const own = new Queue(keys.workerQueueName(versionId, 'worker-a'), { connection: redis, prefix: keys.bullPrefix });
+    expect((await own.getJob(routed))?.id).toBe(routed);
+    expect(await producer.depth(versionId)).toBe(1);
+    const settled: string[] = [];
+    await producer.retire(versionId, async (id) => {
+      settled.push(id);
+    });
+    expect(settled.sort()).toEqual([shared, routed].sort());
+    expect(await redis.keys(`${keys.bullPrefix}:fv-${versionId}*`)).toEqual([]);
+    await own.close();
+    await producer.close();
+  });
 });

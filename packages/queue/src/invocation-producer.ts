@@ -77,12 +77,21 @@ export function createInvocationProducer(connection: Redis, keys: Keys, opts: Pr
       return active !== null ? 0 : undefined;
     },
     async retire(versionId, settle) {
-      const q = queueFor(versionId);
-      const waiting = await q.getJobs(['wait', 'delayed', 'prioritized']);
-      for (const job of waiting) if (job.id) await settle(job.id);
-      await q.obliterate({ force: true });
-      await q.close();
-      queues.delete(keys.queueName(versionId));
+      // The shared queue, and the workers' own queues of the version (sequence routing), found by their keys.
+      const shared = keys.queueName(versionId);
+      const own = new Set<string>();
+      const pattern = `${keys.bullPrefix}:${keys.workerQueueName(versionId, '')}*:meta`;
+      for await (const batch of connection.scanStream({ match: pattern, count: 200 }) as AsyncIterable<string[]>) {
+        for (const key of batch) own.add(key.slice(keys.bullPrefix.length + 1, -':meta'.length));
+      }
+      for (const name of [shared, ...own]) {
+        const q = named(name);
+        const waiting = await q.getJobs(['wait', 'delayed', 'prioritized']);
+        for (const job of waiting) if (job.id) await settle(job.id);
+        await q.obliterate({ force: true });
+        await q.close();
+        queues.delete(name);
+      }
     },
     async close() {
       await Promise.all([...queues.values()].map((q) => q.close()));
