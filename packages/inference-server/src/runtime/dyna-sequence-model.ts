@@ -1,5 +1,5 @@
 import { AppError, type Tensor } from '@nvcf/protocol';
-import type { IdentityEntry } from './identity-model.ts';
+import type { BuiltInModelEntry } from './identity-model.ts';
 import type { LoadedModel, ModelHandle } from './onnx-runner.ts';
 import { validateRequest } from './validate-request.ts';
 
@@ -13,8 +13,8 @@ const utf8 = new TextDecoder();
  *
  * @throws AppError INVALID_ARGUMENT at load unless the config has INPUT (INT32) and OUTPUT (INT32).
  */
-export function startDynaSequenceModel(entry: IdentityEntry): ModelHandle {
-  const names = (list: IdentityEntry['inputs']) => list.map((t) => `${t.name}:${t.datatype}`).join(',');
+export function startDynaSequenceModel(entry: BuiltInModelEntry): ModelHandle {
+  const names = (list: BuiltInModelEntry['inputs']) => list.map((t) => `${t.name}:${t.datatype}`).join(',');
   if (!names(entry.inputs).includes('INPUT:INT32') || names(entry.outputs) !== 'OUTPUT:INT32') {
     throw new AppError(
       'INVALID_ARGUMENT',

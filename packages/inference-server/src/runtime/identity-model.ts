@@ -2,8 +2,8 @@ import { AppError, type Tensor, type TensorSpec } from '@nvcf/protocol';
 import type { LoadedModel, ModelHandle } from './onnx-runner.ts';
 import { validateRequest } from './validate-request.ts';
 
-/** What the identity backend needs of a model version: its tensors, from the config (there is no model file). */
-export interface IdentityEntry {
+/** What a built-in backend (identity, repeat, dyna_sequence) needs of a model version: its tensors, from the config (there is no model file). */
+export interface BuiltInModelEntry {
   name: string;
   version: string;
   /** Shapes with a -1 batch dimension first when the config batches, as a session would report them. */
@@ -19,7 +19,7 @@ export interface IdentityEntry {
  * @throws AppError INVALID_ARGUMENT at load for an input or output not named `INPUT<i>` / `OUTPUT<i>`, or an
  *   output without its input, or one of another datatype.
  */
-export function startIdentityModel(entry: IdentityEntry): ModelHandle {
+export function startIdentityModel(entry: BuiltInModelEntry): ModelHandle {
   const fail = (why: string): never => {
     throw new AppError('INVALID_ARGUMENT', `failed to load '${entry.name}' version ${entry.version}: ${why}`);
   };

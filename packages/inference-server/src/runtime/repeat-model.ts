@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError, type Tensor } from '@nvcf/protocol';
-import type { IdentityEntry } from './identity-model.ts';
+import type { BuiltInModelEntry } from './identity-model.ts';
 import type { LoadedModel, ModelHandle } from './onnx-runner.ts';
 import { validateRequest } from './validate-request.ts';
 
@@ -12,11 +12,11 @@ import { validateRequest } from './validate-request.ts';
  * @throws AppError INVALID_ARGUMENT at load unless the config has inputs IN (INT32), DELAY (UINT32), WAIT (UINT32)
  *   and outputs OUT (INT32), IDX (UINT32), as the repeat backend requires.
  */
-export function startRepeatModel(entry: IdentityEntry): ModelHandle {
+export function startRepeatModel(entry: BuiltInModelEntry): ModelHandle {
   const fail = (why: string): never => {
     throw new AppError('INVALID_ARGUMENT', `failed to load '${entry.name}' version ${entry.version}: ${why}`);
   };
-  const io = (list: IdentityEntry['inputs']) => list.map((t) => `${t.name}:${t.datatype}`).join(',');
+  const io = (list: BuiltInModelEntry['inputs']) => list.map((t) => `${t.name}:${t.datatype}`).join(',');
   if (io(entry.inputs) !== 'IN:INT32,DELAY:UINT32,WAIT:UINT32' || io(entry.outputs) !== 'OUT:INT32,IDX:UINT32') {
     fail(
       'the repeat backend takes inputs IN (INT32), DELAY (UINT32), WAIT (UINT32) and outputs OUT (INT32), IDX (UINT32)',
