@@ -20,9 +20,9 @@ import type { Logger } from '@nvcf/service-kit';
 import type { ObjectStore } from '@nvcf/storage';
 import { bindAssetInputs } from './inference/asset-inputs.ts';
 import { answerInChunks } from './inference/batch-chunks.ts';
-import { runDecoupled } from './inference/decoupled-runner.ts';
-import { runGenerative } from './inference/generative-runner.ts';
+import { kserveRendering, runDecoupled } from './inference/decoupled-runner.ts';
 import type { JobInput } from './inference/job-input.ts';
+import { completionCall, isCompletionRequest } from './inference/openai-completions.ts';
 import { problemResult } from './inference/problem-result.ts';
 
 export interface ProcessorDeps {
@@ -67,25 +67,27 @@ function countAppends(events: EventStream): EventStream & { readonly appended: b
 export function createInvocationProcessor(deps: ProcessorDeps): InvocationProcessor {
   const { store, core, model } = deps;
   /**
-   * Runs one job's request: a generative function token by token, a large batch to a streaming client
-   * in chunks, anything else in one piece. Undefined when the request turned out to be settled already.
+   * Runs one job's request: a decoupled model's responses one by one (an OpenAI completion request to a text
+   * generation model is one of those), a large batch to a streaming client in chunks, anything else in one piece.
+   * Undefined when the request turned out to be settled already.
    */
   async function answerJob(
     job: ReadyJob,
     claim: Promise<string>,
     events: EventStream,
   ): Promise<{ result: InvocationResult; eventsSent: boolean } | undefined> {
-    if (core.modelConfig(model.name, model.version).parameters.generative !== undefined) {
+    const target = {
+      requestId: job.requestId,
+      ...(job.stream ? { stream: { events } } : {}),
+      reportProgress: (percent: number, partial: Buffer) => store.reportProgress(job.requestId, percent, partial),
+    };
+    const metadata = core.modelMetadata(model.name, model.version);
+    if (isCompletionRequest(job.input, metadata)) {
+      const takesMaxTokens = metadata.inputs.some((t) => t.name === 'max_tokens');
+      const { request, rendering } = completionCall(job.input, { ...model, takesMaxTokens }, job.requestId);
+      // Responses may leave as events while the model runs: nothing runs before the claim answered.
       if ((await claim) !== 'in-progress') return undefined;
-      const result = await runGenerative(
-        core,
-        { name: model.name, version: model.version ?? '1' },
-        job.requestId,
-        job.input,
-        job.stream ? { events } : undefined,
-        (percent, partial) => store.reportProgress(job.requestId, percent, partial),
-      );
-      return { result, eventsSent: job.stream === true };
+      return { result: await runDecoupled(core, request, target, rendering), eventsSent: job.stream === true };
     }
     // Decoding overlaps the claim's round trip.
     const call = await decodeJob(job);
@@ -94,10 +96,9 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
       if (job.respond === 'kserve-grpc') {
         throw new AppError('UNIMPLEMENTED', "ModelInfer RPC doesn't support models with decoupled transaction policy");
       }
-      // Responses may leave as events while the model runs: nothing runs before the claim answered.
       if ((await claim) !== 'in-progress') return undefined;
       const request = { ...call.request, inputsOwned: true };
-      const result = await runDecoupled(core, { ...call, request }, job.requestId, job.stream ? { events } : undefined);
+      const result = await runDecoupled(core, request, target, kserveRendering(request, job.requestId));
       return { result, eventsSent: job.stream === true };
     }
     if (job.stream && deps.streamChunkRows > 0) {

@@ -69,6 +69,22 @@ describe("Triton's example models through pexec", () => {
     expect(events.map((e) => e.parameters?.triton_final_response)).toEqual([false, false, true]);
   });
 
+  it('the generative function is a decoupled model too: a KServe V2 body gets its tokens as responses', async () => {
+    const res = await pexec('generative', {
+      inputs: [
+        { name: 'text_input', datatype: 'BYTES', shape: [1], data: ['H'] },
+        { name: 'max_tokens', datatype: 'INT32', shape: [1], data: [4] },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const { responses } = (await res.json()) as { responses: { outputs: { name: string; data: string[] }[] }[] };
+    expect(responses.map((r) => r.outputs[0]?.name)).toEqual(Array(4).fill('text_output'));
+    expect(responses.map((r) => r.outputs[0]?.data[0]).join('')).toBe('i,NV');
+    // The same function answers an OpenAI request in OpenAI's shape (sse.int.test.ts streams it).
+    const chat = await pexec('generative', { messages: [{ role: 'user', content: 'H' }], max_tokens: 4 });
+    expect(await chat.json()).toMatchObject({ object: 'chat.completion', choices: [{ message: { content: 'i,NV' } }] });
+  });
+
   it("a decoupled model through the gateway's gRPC ModelInfer is refused with Triton's words and code", async () => {
     const client = grpcClient(`127.0.0.1:${gw.grpcPort}`);
     try {

@@ -1,52 +1,136 @@
-import type { CoreInferResponse, InferCall, InferenceCore } from '@nvcf/inference-server';
-import { encodeHttpInferResponse } from '@nvcf/protocol';
+import type { CoreInferRequest, CoreInferResponse, InferenceCore } from '@nvcf/inference-server';
+import { AppError, encodeHttpInferResponse } from '@nvcf/protocol';
 import type { EventStream, InvocationResult } from '@nvcf/queue';
 
+/**
+ * How a decoupled model's responses reach the client: the protocol the request spoke decides (KServe V2 below,
+ * OpenAI's chat and completions in openai-completions.ts); the mechanism is the same.
+ */
+export interface DecoupledRendering {
+  /** One response as the event a streaming client gets as soon as the model made it. */
+  event(response: CoreInferResponse): string;
+  /** The events that close a stream, the last one ending it; `cancelled`: the client went away first. */
+  closing(cancelled: boolean): string[];
+  /** The request's result once complete: every response in one answer, or (streamed) what a later poll reads. */
+  result(responses: CoreInferResponse[], how: { streamed: boolean; cancelled: boolean }): InvocationResult;
+  /** Not streaming: what a poll in between sees after these responses (NVCF progress); undefined for nothing new. */
+  progress?(responses: CoreInferResponse[]): { percent: number; partial: Buffer } | undefined;
+}
+
+export interface DecoupledTarget {
+  requestId: string;
+  /** Set when the client reads server-sent events. */
+  stream?: { events: EventStream };
+  /** Reports progress to pollers (used only without a stream). */
+  reportProgress?: (percent: number, partial: Buffer) => Promise<unknown>;
+}
+
+/**
+ * A decoupled model's request through the queue (Triton's decoupled transaction policy): one request, any number of
+ * responses, then completion. Streaming, each response is an event as soon as the model makes it, in order, and a
+ * client that goes away (its reader marks the request cancelled) stops the model; the rendering closes the stream.
+ * Not streaming, the responses become one answer, with progress reported on the way where the rendering has any.
+ */
+export async function runDecoupled(
+  core: InferenceCore,
+  request: CoreInferRequest,
+  target: DecoupledTarget,
+  rendering: DecoupledRendering,
+): Promise<InvocationResult> {
+  const { requestId, stream } = target;
+  const responses: CoreInferResponse[] = [];
+  const stop = new AbortController();
+  // Appends leave one at a time, in order, while the model goes on; so do progress reports.
+  let sent: Promise<unknown> = Promise.resolve();
+  let checking = false;
+  const watchCancel = (events: EventStream) => {
+    // One check in flight at a time: the model never waits for Redis, and Redis never sees a check per token.
+    if (checking) return;
+    checking = true;
+    events.isCancelled(requestId).then(
+      (cancelled) => {
+        checking = false;
+        if (cancelled) stop.abort();
+      },
+      () => {
+        checking = false;
+      },
+    );
+  };
+  const onResponse = (response: CoreInferResponse) => {
+    responses.push(response);
+    if (stream) {
+      const data = rendering.event(response);
+      sent = sent.then(() => stream.events.append(requestId, [{ data }]));
+      watchCancel(stream.events);
+      return;
+    }
+    const report = target.reportProgress && rendering.progress?.(responses);
+    if (report && target.reportProgress) {
+      const reportProgress = target.reportProgress;
+      sent = sent.then(() => reportProgress(report.percent, report.partial));
+    }
+  };
+  let cancelled = false;
+  try {
+    await core.inferDecoupled({ ...request, signal: stop.signal }, onResponse);
+  } catch (err) {
+    // Stopped because the client left: the stream still closes, as it does after the last response.
+    if (!(stop.signal.aborted && err instanceof AppError && err.code === 'CANCELLED')) throw err;
+    cancelled = true;
+  } finally {
+    await sent;
+  }
+  if (stream) {
+    const closing = rendering.closing(cancelled);
+    await stream.events.append(
+      requestId,
+      closing.map((data, i) => ({ data, ...(i === closing.length - 1 ? { last: true } : {}) })),
+    );
+  }
+  return rendering.result(responses, { streamed: stream !== undefined, cancelled });
+}
+
 /** One response as KServe V2 JSON, marked as Triton marks a decoupled model's responses. */
-function responseJson(res: CoreInferResponse, final: boolean): string {
-  const body = encodeHttpInferResponse({
+function kserveJson(res: CoreInferResponse, final: boolean): string {
+  return encodeHttpInferResponse({
     model_name: res.modelName,
     model_version: res.modelVersion,
     ...(res.id !== undefined ? { id: res.id } : {}),
     parameters: { ...res.parameters, triton_final_response: final },
     outputs: res.outputs,
-  }).body;
-  return body.toString('utf8');
+  }).body.toString('utf8');
 }
 
+const json = (value: unknown): InvocationResult => ({
+  status: 200,
+  contentType: 'application/json',
+  body: Buffer.from(JSON.stringify(value)),
+});
+
 /**
- * A decoupled model's request through the queue (Triton's decoupled transaction policy). Streaming (SSE), each
- * response is an event as soon as the model makes it (KServe V2 JSON with `triton_final_response: false`), and an
- * empty response with `triton_final_response: true` closes the stream, as Triton's empty final response does.
- * Not streaming, the answer is every response in one JSON document, `{"responses": [...]}`, in the order made.
+ * KServe V2 JSON, as Triton answers a decoupled model. Streaming, each response is an event with
+ * `triton_final_response: false`, and an empty response with `triton_final_response: true` closes the stream, as
+ * Triton's empty final response does. Not streaming, the answer is every response in one JSON document,
+ * `{"responses": [...]}`, in the order made.
  */
-export async function runDecoupled(
-  core: InferenceCore,
-  call: InferCall,
-  requestId: string,
-  stream: { events: EventStream } | undefined,
-): Promise<InvocationResult> {
-  const made: string[] = [];
-  // Appends leave one at a time, in order, while the model goes on.
-  let appended: Promise<unknown> = Promise.resolve();
-  await core.inferDecoupled(call.request, (res) => {
-    const json = responseJson(res, false);
-    if (stream) appended = appended.then(() => stream.events.append(requestId, [{ data: json }]));
-    else made.push(json);
-  });
-  await appended;
-  const { request } = call;
-  if (stream) {
-    const final = JSON.stringify({
-      model_name: request.modelName,
-      model_version: request.modelVersion ?? '',
-      ...(request.id !== undefined ? { id: request.id } : {}),
-      parameters: { triton_final_response: true },
-      outputs: [],
-    });
-    await stream.events.append(requestId, [{ data: final, last: true }]);
-    const note = { id: requestId, streamed: true, detail: 'a decoupled model: answered as server-sent events' };
-    return { status: 200, contentType: 'application/json', body: Buffer.from(JSON.stringify(note)) };
-  }
-  return { status: 200, contentType: 'application/json', body: Buffer.from(`{"responses":[${made.join(',')}]}`) };
+export function kserveRendering(request: CoreInferRequest, requestId: string): DecoupledRendering {
+  return {
+    event: (response) => kserveJson(response, false),
+    closing: () => [
+      JSON.stringify({
+        model_name: request.modelName,
+        model_version: request.modelVersion ?? '',
+        ...(request.id !== undefined ? { id: request.id } : {}),
+        parameters: { triton_final_response: true },
+        outputs: [],
+      }),
+    ],
+    result(responses, { streamed }) {
+      if (streamed)
+        return json({ id: requestId, streamed: true, detail: 'a decoupled model: answered as server-sent events' });
+      const body = `{"responses":[${responses.map((r) => kserveJson(r, false)).join(',')}]}`;
+      return { status: 200, contentType: 'application/json', body: Buffer.from(body) };
+    },
+  };
 }

@@ -1,11 +1,21 @@
 import { status } from '@grpc/grpc-js';
-import { writeTritonExampleModels } from '@nvcf/models';
+import { writeGenerativeModel, writeTritonExampleModels } from '@nvcf/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exchangeStream, type GrpcFixture, int32Bytes, startGrpcFixture } from './grpc-test-fixture.ts';
+import {
+  bytesElements,
+  exchangeStream,
+  type GrpcFixture,
+  int32Bytes,
+  parseBytesElements,
+  startGrpcFixture,
+} from './grpc-test-fixture.ts';
 
 let fx: GrpcFixture;
 beforeAll(async () => {
-  fx = await startGrpcFixture('decoupled', (dir) => writeTritonExampleModels(dir));
+  fx = await startGrpcFixture('decoupled', async (dir) => {
+    await writeTritonExampleModels(dir);
+    await writeGenerativeModel(dir);
+  });
 });
 afterAll(async () => {
   await fx?.close();
@@ -96,5 +106,45 @@ describe('decoupled models over ModelStreamInfer (repeat_int32)', () => {
     const err = await fx.fail('ModelInfer', repeatRequest('u1', [1]));
     expect(err.code).toBe(status.UNIMPLEMENTED);
     expect(err.details).toBe("ModelInfer RPC doesn't support models with decoupled transaction policy");
+  });
+});
+
+describe('text generation is a decoupled model too (generative, the greedy_decoder backend)', () => {
+  it('streams one text_output per token over ModelStreamInfer, then the empty final response', async () => {
+    const request = {
+      model_name: 'generative',
+      id: 'g1',
+      parameters: { triton_enable_empty_final_response: bool(true) },
+      inputs: [
+        { name: 'text_input', datatype: 'BYTES', shape: [1] },
+        { name: 'max_tokens', datatype: 'INT32', shape: [1] },
+      ],
+      raw_input_contents: [bytesElements(['H']), int32Bytes([5])],
+    };
+    const responses = await exchange([request]);
+    expect(responses.map((r) => r.error_message)).toEqual(['', '', '', '', '', '']);
+    const text = responses.slice(0, 5).map((r) => {
+      const raw = r.infer_response?.raw_output_contents[0] ?? Buffer.alloc(0);
+      return parseBytesElements(raw)
+        .map((b) => b.toString('latin1'))
+        .join('');
+    });
+    expect(text).toEqual(['i', ',', 'N', 'V', 'C']);
+    expect(responses.map(final)).toEqual([false, false, false, false, false, true]);
+  });
+
+  it('refuses a token budget out of range in-band, and the unary ModelInfer as Triton does', async () => {
+    const request = (maxTokens: number) => ({
+      model_name: 'generative',
+      inputs: [
+        { name: 'text_input', datatype: 'BYTES', shape: [1] },
+        { name: 'max_tokens', datatype: 'INT32', shape: [1] },
+      ],
+      raw_input_contents: [bytesElements(['H']), int32Bytes([maxTokens])],
+    });
+    const [refused] = await exchange([request(0)]);
+    expect(refused?.error_message).toMatch(/max_tokens must be between 1 and 4096, got 0/);
+    const err = await fx.fail('ModelInfer', request(3));
+    expect(err.code).toBe(status.UNIMPLEMENTED);
   });
 });

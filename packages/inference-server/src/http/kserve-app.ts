@@ -5,6 +5,7 @@ import type { InferenceCore } from '../core/core-types.ts';
 import { tritonV1Routes } from '../http-v1/triton-v1-routes.ts';
 import { createSystemSharedMemory, type SystemSharedMemory } from '../shm/system-shared-memory.ts';
 import type { TritonV1Options } from '../triton-v1/triton-v1-service.ts';
+import { generateRoutes } from './generate-routes.ts';
 import { inferRoute } from './infer-route.ts';
 import { kserveError, kserveErrorHandler } from './kserve-error.ts';
 import { modelInfoRoutes } from './model-routes.ts';
@@ -34,7 +35,8 @@ export interface KserveHttpOptions extends Pick<TritonV1Options, 'strictReadines
 
 /**
  * The KServe V2 / Triton HTTP surface (Open Inference Protocol REST; Triton protocol) over a transport-neutral core:
- * health and metadata, infer (JSON, binary tensor data, raw single input, classification), config,
+ * health and metadata, infer (JSON, binary tensor data, raw single input, classification), generate and
+ * generate_stream (the way to decoupled models over HTTP), config,
  * statistics and the model repository extension. Errors are `{"error": "..."}` with Triton's status
  * for their code; unknown routes are 404 `{"error":"Not Found"}`. Request bodies may be gzip or
  * deflate; successful infer responses (only those, as Triton) are compressed when `Accept-Encoding` asks. Every route serves the core as given, load and
@@ -57,6 +59,7 @@ export function createKserveHttpApp(core: InferenceCore, opts: KserveHttpOptions
   app.route('/', modelInfoRoutes(core));
   const sharedMemory = opts.sharedMemory ?? createSystemSharedMemory({ allowClientShm: true });
   app.route('/', inferRoute(core, { maxBodyBytes, maxElements, sharedMemory }));
+  app.route('/', generateRoutes(core, { maxBodyBytes, maxElements }));
   app.route('/', sharedMemoryRoutes(sharedMemory));
   app.route(
     '/',

@@ -2,12 +2,16 @@ import { type BuiltInBackend, compareModelVersions, type ModelVersionEntry } fro
 import { AppError, type TensorSpec } from '@nvcf/protocol';
 import { startDynaSequenceModel } from './dyna-sequence-model.ts';
 import { type ExecutionProvider, ortProviderName, parseExecutionProviders } from './execution-providers.ts';
+import { startGreedyDecoderModel } from './greedy-decoder-model.ts';
 import { startIdentityModel } from './identity-model.ts';
 import { type LoadedModel, type ModelHandle, startOnnxModel } from './onnx-runner.ts';
 import { type ProviderProbe, probeProviders } from './provider-probe.ts';
 import { startRepeatModel } from './repeat-model.ts';
 
-/** A version to load: for a built-in backend, with the tensors its config gives (there is no model file). */
+/**
+ * A version to load: for a built-in backend, with the tensors its config gives (the model file, if the backend has
+ * one, is not what clients see).
+ */
 export type LoadEntry = ModelVersionEntry & {
   builtIn?: { backend: BuiltInBackend; inputs: TensorSpec[]; outputs: TensorSpec[] };
 };
@@ -138,15 +142,35 @@ export class SessionCache {
   }
 
   async #create(entry: LoadEntry): Promise<ModelHandle> {
-    const { logger, intraOpNumThreads, interOpNumThreads } = this.#options;
+    const { logger } = this.#options;
     if (entry.builtIn) {
       const { backend, inputs, outputs } = entry.builtIn;
       const spec = { name: entry.name, version: entry.version, inputs, outputs };
-      const start = { identity: startIdentityModel, repeat: startRepeatModel, dyna_sequence: startDynaSequenceModel };
-      const handle = start[backend](spec);
+      let handle: ModelHandle;
+      if (backend === 'greedy_decoder') {
+        // The decoder's next-token model is an ONNX model like any other: the same providers, the same instances.
+        const nextToken = await this.#startOnnx(entry);
+        try {
+          handle = startGreedyDecoderModel(spec, nextToken);
+        } catch (err) {
+          await nextToken.release();
+          throw err;
+        }
+      } else {
+        const start = { identity: startIdentityModel, repeat: startRepeatModel, dyna_sequence: startDynaSequenceModel };
+        handle = start[backend](spec);
+      }
       logger.info({ model: entry.name, version: entry.version, backend }, 'model loaded');
       return handle;
     }
+    const handle = await this.#startOnnx(entry);
+    logger.info({ model: entry.name, version: entry.version, provider: handle.model.provider }, 'model loaded');
+    return handle;
+  }
+
+  /** The version's model.onnx on the first usable provider that accepts it. */
+  async #startOnnx(entry: LoadEntry): Promise<ModelHandle> {
+    const { logger, intraOpNumThreads, interOpNumThreads } = this.#options;
     const failures: string[] = [];
     const { usable: providers, unavailable } = await this.#usableProviders();
     if (providers.length === 0) {
@@ -158,7 +182,7 @@ export class SessionCache {
     }
     for (const [i, provider] of providers.entries()) {
       try {
-        const handle = await startOnnxModel(
+        return await startOnnxModel(
           {
             modelName: entry.name,
             modelPath: entry.modelPath,
@@ -169,8 +193,6 @@ export class SessionCache {
           { name: entry.name, version: entry.version, provider },
           logger,
         );
-        logger.info({ model: entry.name, version: entry.version, provider }, 'model loaded');
-        return handle;
       } catch (err) {
         failures.push(`${provider}: ${reason(err)}`);
         const next = providers[i + 1];

@@ -24,11 +24,13 @@ const PLATFORM = 'onnxruntime_onnx';
 const BACKEND = 'onnxruntime';
 const MODEL_FILENAME = 'model.onnx';
 /**
- * The built-in backends: no model file, inputs and outputs from the config alone. `identity` as Triton's identity
- * backend (OUTPUT<i> = INPUT<i>, bytes untouched); `repeat` as Triton's repeat backend (decoupled: one response per
- * element of IN); `dyna_sequence` as Triton's test backend of that name (a running sum per correlation id).
+ * The built-in backends: inputs and outputs from the config alone. `identity` as Triton's identity backend
+ * (OUTPUT<i> = INPUT<i>, bytes untouched); `repeat` as Triton's repeat backend (decoupled: one response per element
+ * of IN); `dyna_sequence` as Triton's test backend of that name (a running sum per correlation id). These three have
+ * no model file. `greedy_decoder` generates text (`text_input` → `text_output`, the text interface of Triton's LLM
+ * backends) with the version's model.onnx as its byte-level next-token model.
  */
-export const BUILT_IN_BACKENDS = ['identity', 'repeat', 'dyna_sequence'] as const;
+export const BUILT_IN_BACKENDS = ['identity', 'repeat', 'dyna_sequence', 'greedy_decoder'] as const;
 export type BuiltInBackend = (typeof BUILT_IN_BACKENDS)[number];
 export const isBuiltInBackend = (backend: string | undefined): backend is BuiltInBackend =>
   (BUILT_IN_BACKENDS as readonly string[]).includes(backend ?? '');

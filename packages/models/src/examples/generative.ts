@@ -31,13 +31,21 @@ export function buildGenerativeModel(): Uint8Array {
   });
 }
 
-/** Marks the model generative: the worker runs it in a greedy decoding loop and streams tokens. */
+/**
+ * A decoupled text generation model (Triton's decoupled transaction policy): the built-in greedy_decoder backend
+ * runs the next-token model once per token and answers each token as its own response. Its tensors are the text
+ * interface of Triton's LLM backends (`text_input`, `max_tokens` → `text_output`); the gateway's pexec also takes
+ * OpenAI chat and completions requests for it.
+ */
 export const GENERATIVE_CONFIG_PBTXT = `name: "generative"
-platform: "onnxruntime_onnx"
+backend: "greedy_decoder"
 max_batch_size: 0
-input [{ name: "TOKEN" data_type: TYPE_INT64 dims: [ 1 ] }]
-output [{ name: "LOGITS" data_type: TYPE_FP32 dims: [ 1, 256 ] }]
-parameters { key: "generative" value { string_value: "byte-level" } }
+model_transaction_policy { decoupled: true }
+input [
+  { name: "text_input" data_type: TYPE_STRING dims: [ 1 ] },
+  { name: "max_tokens" data_type: TYPE_INT32 dims: [ 1 ] optional: true }
+]
+output [{ name: "text_output" data_type: TYPE_STRING dims: [ 1 ] }]
 `;
 
 export async function writeGenerativeModel(repositoryDir: string): Promise<void> {

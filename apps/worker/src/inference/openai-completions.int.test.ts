@@ -6,10 +6,22 @@ import { startInferenceCore } from '@nvcf/inference-server';
 import { generateExampleRepository } from '@nvcf/models';
 import { createLogger } from '@nvcf/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runGenerative } from './generative-runner.ts';
+import { runDecoupled } from './decoupled-runner.ts';
+import type { JobInput } from './job-input.ts';
+import { completionCall } from './openai-completions.ts';
 
 let dir: string;
 let core: InferenceCore;
+
+/** What the worker does with an OpenAI request to the generative function, without a stream. */
+async function complete(
+  requestId: string,
+  input: JobInput,
+  reportProgress?: (percent: number, partial: Buffer) => Promise<unknown>,
+) {
+  const { request, rendering } = completionCall(input, { name: 'generative', takesMaxTokens: true }, requestId);
+  return runDecoupled(core, request, { requestId, ...(reportProgress ? { reportProgress } : {}) }, rendering);
+}
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'nvcf-gen-'));
@@ -24,18 +36,12 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('generative runner without a stream', () => {
+describe('an OpenAI request to the generative function, without a stream', () => {
   it('reports progress with the text so far, then answers one chat.completion for messages', async () => {
     const reports: { pct: number; content: string }[] = [];
-    const res = await runGenerative(
-      core,
-      { name: 'generative', version: '1' },
+    const res = await complete(
       'r1',
-      {
-        kind: 'json',
-        value: { messages: [{ role: 'user', content: 'H' }], max_tokens: 200 },
-      },
-      undefined,
+      { kind: 'json', value: { messages: [{ role: 'user', content: 'H' }], max_tokens: 200 } },
       async (pct, partial) => {
         reports.push({ pct, content: (JSON.parse(partial.toString()) as { content: string }).content });
       },
@@ -50,16 +56,10 @@ describe('generative runner without a stream', () => {
   });
 
   it("answers a prompt (garak's NVCF completion request) in OpenAI's completions shape", async () => {
-    const res = await runGenerative(
-      core,
-      { name: 'generative', version: '1' },
-      'r3',
-      {
-        kind: 'json',
-        value: { prompt: 'H', temperature: 0.7, top_p: 0.7, max_tokens: 9, stream: false },
-      },
-      undefined,
-    );
+    const res = await complete('r3', {
+      kind: 'json',
+      value: { prompt: 'H', temperature: 0.7, top_p: 0.7, max_tokens: 9, stream: false },
+    });
     expect(JSON.parse(res.body.toString())).toMatchObject({
       id: 'r3',
       object: 'text_completion',
@@ -70,26 +70,14 @@ describe('generative runner without a stream', () => {
   });
 
   it('refuses a body that is neither a prompt nor messages', async () => {
-    await expect(
-      runGenerative(
-        core,
-        { name: 'generative', version: '1' },
-        'r4',
-        { kind: 'json', value: { max_tokens: 4 } },
-        undefined,
-      ),
-    ).rejects.toThrow(/a prompt or messages is required/);
+    await expect(complete('r4', { kind: 'json', value: { max_tokens: 4 } })).rejects.toThrow(
+      /a prompt or messages is required/,
+    );
   });
 
   it('refuses a body that is not a completion request', async () => {
-    await expect(
-      runGenerative(
-        core,
-        { name: 'generative', version: '1' },
-        'r2',
-        { kind: 'json', value: { max_tokens: 'many' } },
-        undefined,
-      ),
-    ).rejects.toThrow(/invalid completion request/);
+    await expect(complete('r2', { kind: 'json', value: { max_tokens: 'many' } })).rejects.toThrow(
+      /invalid completion request/,
+    );
   });
 });
