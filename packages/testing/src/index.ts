@@ -1,3 +1,4 @@
+export * from './cutting-proxy.ts';
 export * from './free-port.ts';
 export * from './redis-server.ts';
 export * from './restartable-redis.ts';
