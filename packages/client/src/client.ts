@@ -1,4 +1,13 @@
+import { AssetsApi } from './assets.ts';
+import { DeploymentsApi, FunctionsApi, QueuesApi } from './control-plane.ts';
 import { type InvokeOptions, type InvokeResult, invokeFunction } from './invoke.ts';
+import {
+  decodeKserveResponse,
+  type InferOptions,
+  type InferResult,
+  kserveRequest,
+  type TensorInput,
+} from './kserve.ts';
 import { type StreamEvent, type StreamOptions, streamFunction } from './stream.ts';
 import { type ClientOptions, Transport } from './transport.ts';
 
@@ -13,14 +22,45 @@ import { type ClientOptions, Transport } from './transport.ts';
  */
 export class NvcfClient {
   readonly transport: Transport;
+  /** Function management: register functions and versions, read them, change metadata, delete versions. */
+  readonly functions: FunctionsApi;
+  /** Function deployment: deploy, change, read and undeploy a version. */
+  readonly deployments: DeploymentsApi;
+  /** Queue depth per version and a request's position. */
+  readonly queues: QueuesApi;
+  /** Assets: create, upload (signed URL), list, read, delete. */
+  readonly assets: AssetsApi;
 
   constructor(opts: ClientOptions) {
     this.transport = new Transport(opts);
+    this.functions = new FunctionsApi(this.transport);
+    this.deployments = new DeploymentsApi(this.transport);
+    this.queues = new QueuesApi(this.transport);
+    this.assets = new AssetsApi(this.transport);
   }
 
   /** Invokes a function and waits for its answer (see invokeFunction). */
   invoke(functionId: string, body: unknown, opts?: InvokeOptions): Promise<InvokeResult> {
     return invokeFunction(this.transport, functionId, body, opts);
+  }
+
+  /**
+   * Runs a KServe V2 model function on typed arrays: builds the request (JSON, or the binary extension with
+   * `binary: true`; see kserveRequest), invokes it, and decodes the answer (see decodeKserveResponse).
+   *
+   * @example
+   * const out = await nvcf.infer(functionId, [{ name: 'INPUT0', shape: [1, 16], data: new Int32Array(16) }], { binary: true });
+   * out.outputs.get('OUTPUT0')?.data; // Int32Array
+   */
+  async infer(functionId: string, inputs: TensorInput[], opts: InferOptions = {}): Promise<InferResult> {
+    const req = kserveRequest(inputs, opts);
+    const answer = await this.invoke(functionId, req.body, {
+      ...opts,
+      contentType: req.contentType,
+      headers: { ...opts.headers, ...req.headers },
+    });
+    const headerLength = answer.headers['inference-header-content-length'];
+    return { ...decodeKserveResponse(answer.body, headerLength), requestId: answer.requestId };
   }
 
   /** Invokes a function and iterates over its server-sent events (see streamFunction). */

@@ -1,5 +1,55 @@
+export {
+  ASSET_DESCRIPTION_HEADER,
+  type Asset,
+  type AssetBody,
+  type AssetSummary,
+  AssetsApi,
+  type CreateAssetRequest,
+  type CreatedAsset,
+  type UploadOptions,
+} from './assets.ts';
 export { NvcfClient } from './client.ts';
+export {
+  type ApiBodyFormat,
+  type CreateFunctionRequest,
+  type DeploymentDto,
+  type DeploymentRequest,
+  type DeploymentSpecification,
+  DeploymentsApi,
+  type FunctionDto,
+  type FunctionInstance,
+  type FunctionStatus,
+  FunctionsApi,
+  type FunctionType,
+  type HealthCheck,
+  type KeyValue,
+  type ModelReference,
+  type QueueDetails,
+  type QueuePosition,
+  QueuesApi,
+  type RequestOptions,
+  type TensorSpec,
+  type UpdateMetadataRequest,
+} from './control-plane.ts';
 export { errorFromResponse, NvcfConnectionError, NvcfError, type Problem, parseRetryAfter } from './errors.ts';
 export { type InvokeOptions, type InvokeResult, invokeFunction, MAX_POLL_SECONDS, type Progress } from './invoke.ts';
+export {
+  decodeKserveResponse,
+  floatToHalfBits,
+  halfBitsToFloat,
+  type InferOptions,
+  type InferResult,
+  KSERVE_DATATYPES,
+  type KserveData,
+  type KserveDatatype,
+  type KserveRequest,
+  type KserveRequestOptions,
+  type KserveResponse,
+  type KserveTensor,
+  kserveRequest,
+  type RequestedOutput,
+  type TensorInput,
+  tensorStrings,
+} from './kserve.ts';
 export { type StreamEvent, type StreamOptions, streamFunction } from './stream.ts';
 export { type ClientOptions, type RetryOptions, type SendOptions, Transport } from './transport.ts';

@@ -42,6 +42,11 @@ export interface InvokeResult {
   /** Content type of the answer; `application/octet-stream` for one fetched from a result zip. */
   contentType: string;
   body: Uint8Array;
+  /**
+   * The answer's response headers, names in lower case (e.g. `inference-header-content-length`); for an answer from
+   * a result zip, those of the gateway's 302.
+   */
+  headers: Record<string, string>;
   /** True when the answer was over the gateway's direct limit and came from the zip its 302 pointed to. */
   fromLargeResult: boolean;
   text(): string;
@@ -56,12 +61,18 @@ function result(
   contentType: string,
   body: Uint8Array,
   fromLargeResult: boolean,
+  headers: Headers,
 ): InvokeResult {
+  const plain: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    plain[name] = value;
+  });
   return {
     requestId,
     status,
     contentType,
     body,
+    headers: plain,
     fromLargeResult,
     text: () => decoder.decode(body),
     json: <T>() => JSON.parse(decoder.decode(body)) as T,
@@ -132,11 +143,11 @@ export async function invokeFunction(
         ...(opts.signal ? { signal: opts.signal } : {}),
       });
       const zip = new Uint8Array(await zipped.arrayBuffer());
-      return result(requestId, 200, 'application/octet-stream', await responseInZip(zip, requestId), true);
+      return result(requestId, 200, 'application/octet-stream', await responseInZip(zip, requestId), true, res.headers);
     }
     if (res.status !== 202) {
       const contentType = res.headers.get('content-type') ?? 'application/octet-stream';
-      return result(requestId, res.status, contentType, new Uint8Array(await res.arrayBuffer()), false);
+      return result(requestId, res.status, contentType, new Uint8Array(await res.arrayBuffer()), false, res.headers);
     }
     const partial = new Uint8Array(await res.arrayBuffer());
     if (!requestId) throw new NvcfError(502, { title: 'Bad Gateway', detail: 'a 202 without NVCF-REQID' });

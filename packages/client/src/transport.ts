@@ -21,8 +21,11 @@ export interface ClientOptions {
 
 export interface SendOptions {
   headers?: Record<string, string>;
-  /** Bytes or text: kept so a retry can send them again. */
-  body?: Uint8Array<ArrayBuffer> | string;
+  /**
+   * Bytes, text or a Blob: kept so a retry can send them again. A ReadableStream is read once, so a call with one
+   * is never sent twice (no retry after a drop, 429 or 503), whatever `idempotent` says.
+   */
+  body?: Uint8Array<ArrayBuffer> | string | Blob | ReadableStream<Uint8Array>;
   signal?: AbortSignal;
   /**
    * Whether sending twice is harmless, so a dropped connection may be retried: true for GET, PUT and DELETE and
@@ -95,6 +98,7 @@ export class Transport {
     if (this.#apiKey && !absolute) headers.authorization = `Bearer ${this.#apiKey}`;
     const idempotent = opts.idempotent ?? (method !== 'POST' && method !== 'PATCH');
     const accept = opts.accept ?? ((s: number) => s < 400);
+    const streamed = opts.body instanceof ReadableStream;
     for (let attempt = 1; ; attempt++) {
       let res: Response;
       try {
@@ -102,12 +106,14 @@ export class Transport {
           method,
           headers,
           ...(opts.body !== undefined ? { body: opts.body } : {}),
+          // Node's fetch sends a stream body only as a half-duplex request, and says so up front.
+          ...(streamed ? { duplex: 'half' as const } : {}),
           ...(opts.signal ? { signal: opts.signal } : {}),
           redirect: 'manual',
         });
       } catch (err) {
         if (isAbort(err, opts.signal)) throw opts.signal?.reason ?? err;
-        if (!idempotent || attempt >= this.#attempts) {
+        if (!idempotent || streamed || attempt >= this.#attempts) {
           throw new NvcfConnectionError(`${method} ${url} failed: ${(err as Error).message}`, { cause: err });
         }
         await sleep(this.backoff(attempt), opts.signal);
@@ -115,7 +121,7 @@ export class Transport {
       }
       if (accept(res.status)) return res;
       const error = await errorFromResponse(res);
-      if (!RETRIED_STATUSES.has(res.status) || attempt >= this.#attempts) throw error;
+      if (!RETRIED_STATUSES.has(res.status) || streamed || attempt >= this.#attempts) throw error;
       await sleep(this.backoff(attempt, error.retryAfterSeconds), opts.signal);
     }
   }

@@ -1,0 +1,353 @@
+import type { Transport } from './transport.ts';
+
+/** What every control-plane call takes besides its arguments. */
+export interface RequestOptions {
+  /** Stops the call: it rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** A function version's state (NVCF function lifecycle), from its deployment and the workers alive for it. */
+export type FunctionStatus = 'INACTIVE' | 'DEPLOYING' | 'ACTIVE' | 'DEGRADING' | 'DEGRADED' | 'ERROR' | 'DELETED';
+export type ApiBodyFormat = 'CUSTOM' | 'PREDICT_V2';
+export type FunctionType = 'DEFAULT' | 'STREAMING' | 'LLM';
+
+/**
+ * A model a function serves: `model-repository://<name>/<version>` for one the workers hold, or
+ * `asset://<assetId>` for an uploaded `.onnx` file or zipped Triton model directory.
+ */
+export interface ModelReference {
+  name: string;
+  version: string;
+  uri: string;
+}
+
+export interface KeyValue {
+  key: string;
+  value: string;
+}
+
+export interface HealthCheck {
+  protocol: 'HTTP' | 'gRPC';
+  uri: string;
+  port: number;
+  /** An ISO-8601 duration, e.g. `PT10S`. */
+  timeout: string;
+  expectedStatusCode: number;
+}
+
+/** The body of `functions.create` and `functions.createVersion` (NVCF API reference: CreateFunctionRequest). */
+export interface CreateFunctionRequest {
+  /** `^[a-z0-9A-Z][a-z0-9A-Z\-_]*$`, 1–128 characters. */
+  name: string;
+  inferenceUrl: string;
+  inferencePort?: number;
+  healthUri?: string;
+  health?: HealthCheck;
+  containerImage?: string;
+  helmChart?: string;
+  helmChartServiceName?: string;
+  containerArgs?: string;
+  containerEnvironment?: KeyValue[];
+  /** Optional in NVCF's schema, but the ONNX gateway needs `models[0]`: the model the function serves. */
+  models?: ModelReference[];
+  resources?: ModelReference[];
+  /** Default `CUSTOM`. */
+  apiBodyFormat?: ApiBodyFormat;
+  /** Default `DEFAULT`. */
+  functionType?: FunctionType;
+  description?: string;
+  tags?: string[];
+  /** Accepted and never returned (the DTO lists their names as `secretNames`). */
+  secrets?: { name: string; value: string }[];
+}
+
+/** The body of `functions.updateMetadata`: only these two can change on an existing version. */
+export interface UpdateMetadataRequest {
+  tags?: string[];
+  description?: string;
+}
+
+/** One input or output of a function's model, as a KServe V2 request names it. */
+export interface TensorSpec {
+  name: string;
+  /** A KServe V2 datatype, e.g. `INT32`, `FP32`, `BYTES`. */
+  datatype: string;
+  /** `-1` for a variable dimension. */
+  shape: number[];
+}
+
+/** A worker serving a version. */
+export interface FunctionInstance {
+  instanceId: string;
+  functionId: string;
+  functionVersionId: string;
+  instanceStatus: string;
+  ncaId: string;
+}
+
+/**
+ * One function version (NVCF API reference: FunctionDto). The container fields of the create request
+ * (`containerImage`, `inferencePort`, `health`, …) come back as they were given.
+ */
+export interface FunctionDto {
+  id: string;
+  versionId: string;
+  ncaId: string;
+  name: string;
+  status: FunctionStatus;
+  inferenceUrl: string;
+  inferencePort?: number;
+  healthUri?: string;
+  health?: HealthCheck;
+  containerImage?: string;
+  helmChart?: string;
+  helmChartServiceName?: string;
+  containerArgs?: string;
+  resources?: ModelReference[];
+  secretNames?: string[];
+  ownedByDifferentAccount: boolean;
+  containerEnvironment: KeyValue[];
+  models: ModelReference[];
+  apiBodyFormat: ApiBodyFormat;
+  functionType: FunctionType;
+  /** ISO-8601. */
+  createdAt: string;
+  description: string;
+  tags: string[];
+  /** The live workers serving this version. */
+  activeInstances: FunctionInstance[];
+  /** Not in NVCF's DTO: the model's inputs and outputs, what a caller needs to build a KServe V2 request body. */
+  model: {
+    name: string;
+    version: string;
+    platform: string;
+    inputs: TensorSpec[];
+    outputs: TensorSpec[];
+    /** The model keeps state across a sequence's requests (sequence batching). */
+    sequence?: boolean;
+  };
+}
+
+/** One entry of a deployment (NVCF API reference: DeploymentSpecification). */
+export interface DeploymentSpecification {
+  gpu: string;
+  instanceType: string;
+  backend?: string;
+  minInstances: number;
+  maxInstances: number;
+  /** Jobs of the version a worker runs at a time (1–16384; default 1). */
+  maxRequestConcurrency?: number;
+  preferredOrder?: number;
+  availabilityZones?: string[];
+  clusters?: string[];
+  regions?: string[];
+  attributes?: string[];
+  configuration?: Record<string, unknown>;
+}
+
+/** The body of `deployments.create` and `deployments.update`. */
+export interface DeploymentRequest {
+  deploymentSpecifications: DeploymentSpecification[];
+}
+
+/** A version's deployment (NVCF API reference: DeploymentDto). */
+export interface DeploymentDto {
+  functionId: string;
+  functionVersionId: string;
+  ncaId: string;
+  functionStatus: FunctionStatus;
+  /** The queue the version's requests wait in. */
+  requestQueueUrl: string;
+  healthInfo: unknown[];
+  deploymentSpecifications: DeploymentSpecification[];
+}
+
+/** The queues of a function's versions (`GET /v2/nvcf/queues/functions/{fid}[/versions/{vid}]`). */
+export interface QueueDetails {
+  functionId: string;
+  queues: {
+    functionVersionId: string;
+    functionName: string;
+    functionStatus: FunctionStatus;
+    /** Requests in the version's queue: waiting for a worker, or taken by one and not yet finished. */
+    queueDepth: number;
+  }[];
+}
+
+/** Where a request waits (`GET /v2/nvcf/queues/{reqId}/position`). */
+export interface QueuePosition {
+  functionId: string;
+  functionVersionId: string;
+  /** Requests ahead of it: 0 once a worker has it; an estimate capped at 1000. */
+  positionInQueue: number;
+}
+
+const seg = encodeURIComponent;
+const versionPath = (prefix: string, functionId: string, versionId: string) =>
+  `${prefix}/functions/${seg(functionId)}/versions/${seg(versionId)}`;
+const signalOf = (opts: RequestOptions) => (opts.signal ? { signal: opts.signal } : {});
+
+/**
+ * Function management (NVCF API reference): register functions and their versions, read them, change their
+ * metadata, delete versions. Every answer carries each version's live status.
+ *
+ * @example
+ * const fn = await nvcf.functions.create({
+ *   name: 'sum-and-difference',
+ *   inferenceUrl: '/v2/models/simple/infer',
+ *   apiBodyFormat: 'PREDICT_V2',
+ *   models: [{ name: 'simple', version: '1', uri: 'model-repository://simple/1' }],
+ * });
+ * fn.status; // 'INACTIVE' until deployed
+ */
+export class FunctionsApi {
+  readonly #t: Transport;
+
+  constructor(transport: Transport) {
+    this.#t = transport;
+  }
+
+  /** Every version of every function the credential may see (`GET /v2/nvcf/functions`). */
+  async list(opts: RequestOptions = {}): Promise<FunctionDto[]> {
+    return (await this.#t.json<{ functions: FunctionDto[] }>('GET', '/v2/nvcf/functions', undefined, signalOf(opts)))
+      .functions;
+  }
+
+  /** The ids of those functions, each once (`GET /v2/nvcf/functions/ids`). */
+  async listIds(opts: RequestOptions = {}): Promise<string[]> {
+    const path = '/v2/nvcf/functions/ids';
+    return (await this.#t.json<{ functionIds: string[] }>('GET', path, undefined, signalOf(opts))).functionIds;
+  }
+
+  /**
+   * Registers a new function (its first version), `INACTIVE` until deployed. A POST: a dropped connection is not
+   * retried, since the retry would register a second function.
+   */
+  async create(req: CreateFunctionRequest, opts: RequestOptions = {}): Promise<FunctionDto> {
+    return (await this.#t.json<{ function: FunctionDto }>('POST', '/v2/nvcf/functions', req, signalOf(opts))).function;
+  }
+
+  /** Registers a new version of an existing function (404 when there is none). */
+  async createVersion(functionId: string, req: CreateFunctionRequest, opts: RequestOptions = {}): Promise<FunctionDto> {
+    const path = `/v2/nvcf/functions/${seg(functionId)}/versions`;
+    return (await this.#t.json<{ function: FunctionDto }>('POST', path, req, signalOf(opts))).function;
+  }
+
+  /** Every version of one function, oldest first (404 when there is none). */
+  async listVersions(functionId: string, opts: RequestOptions = {}): Promise<FunctionDto[]> {
+    const path = `/v2/nvcf/functions/${seg(functionId)}/versions`;
+    return (await this.#t.json<{ functions: FunctionDto[] }>('GET', path, undefined, signalOf(opts))).functions;
+  }
+
+  /** One version (404 when unknown). */
+  async getVersion(functionId: string, versionId: string, opts: RequestOptions = {}): Promise<FunctionDto> {
+    const path = versionPath('/v2/nvcf', functionId, versionId);
+    return (await this.#t.json<{ function: FunctionDto }>('GET', path, undefined, signalOf(opts))).function;
+  }
+
+  /** Replaces a version's tags and/or description (`PUT /v2/nvcf/metadata/functions/{fid}/versions/{vid}`). */
+  async updateMetadata(
+    functionId: string,
+    versionId: string,
+    change: UpdateMetadataRequest,
+    opts: RequestOptions = {},
+  ): Promise<FunctionDto> {
+    const path = versionPath('/v2/nvcf/metadata', functionId, versionId);
+    return (await this.#t.json<{ function: FunctionDto }>('PUT', path, change, signalOf(opts))).function;
+  }
+
+  /** Deletes a version (the function with its last one); requests still waiting in its queue are answered. */
+  async deleteVersion(functionId: string, versionId: string, opts: RequestOptions = {}): Promise<void> {
+    await this.#t.json('DELETE', versionPath('/v2/nvcf', functionId, versionId), undefined, signalOf(opts));
+  }
+}
+
+/**
+ * Function deployment (NVCF API reference): a version is invocable once deployed, and served by every worker that
+ * holds its model. `minInstances: 0` keeps it invocable with no worker (requests wait in its queue).
+ *
+ * @example
+ * await nvcf.deployments.create(fn.id, fn.versionId, {
+ *   deploymentSpecifications: [{ gpu: 'CPU', instanceType: 'cpu.x1', minInstances: 1, maxInstances: 2 }],
+ * });
+ */
+export class DeploymentsApi {
+  readonly #t: Transport;
+
+  constructor(transport: Transport) {
+    this.#t = transport;
+  }
+
+  /** Deploys a version (400 when it already is: use `update`). */
+  async create(
+    functionId: string,
+    versionId: string,
+    req: DeploymentRequest,
+    opts: RequestOptions = {},
+  ): Promise<DeploymentDto> {
+    return this.#send('POST', functionId, versionId, req, opts);
+  }
+
+  /** Changes a deployed version's specifications; `gpu` and `backend` cannot change (400). */
+  async update(
+    functionId: string,
+    versionId: string,
+    req: DeploymentRequest,
+    opts: RequestOptions = {},
+  ): Promise<DeploymentDto> {
+    return this.#send('PUT', functionId, versionId, req, opts);
+  }
+
+  /** A version's deployment and live status. */
+  async get(functionId: string, versionId: string, opts: RequestOptions = {}): Promise<DeploymentDto> {
+    return this.#send('GET', functionId, versionId, undefined, opts);
+  }
+
+  /** Undeploys a version (workers finish its in-flight requests) and returns it, now `INACTIVE`. */
+  async delete(functionId: string, versionId: string, opts: RequestOptions = {}): Promise<FunctionDto> {
+    const path = versionPath('/v2/nvcf/deployments', functionId, versionId);
+    return (await this.#t.json<{ function: FunctionDto }>('DELETE', path, undefined, signalOf(opts))).function;
+  }
+
+  async #send(
+    method: string,
+    functionId: string,
+    versionId: string,
+    body: DeploymentRequest | undefined,
+    opts: RequestOptions,
+  ): Promise<DeploymentDto> {
+    const path = versionPath('/v2/nvcf/deployments', functionId, versionId);
+    return (await this.#t.json<{ deployment: DeploymentDto }>(method, path, body, signalOf(opts))).deployment;
+  }
+}
+
+/**
+ * Queue details (NVCF API reference): how many requests wait for each version of a function, and where one
+ * request stands.
+ *
+ * @example
+ * const { queues } = await nvcf.queues.depth(functionId);
+ * console.log(queues.map((q) => `${q.functionVersionId}: ${q.queueDepth}`));
+ */
+export class QueuesApi {
+  readonly #t: Transport;
+
+  constructor(transport: Transport) {
+    this.#t = transport;
+  }
+
+  /** The queue of each version of a function, or of the one version given (404 when unknown). */
+  depth(functionId: string, versionId?: string, opts: RequestOptions = {}): Promise<QueueDetails> {
+    const path =
+      versionId === undefined
+        ? `/v2/nvcf/queues/functions/${seg(functionId)}`
+        : versionPath('/v2/nvcf/queues', functionId, versionId);
+    return this.#t.json<QueueDetails>('GET', path, undefined, signalOf(opts));
+  }
+
+  /** Where a request waits (404 once it is no longer queued: finished, or unknown). */
+  position(requestId: string, opts: RequestOptions = {}): Promise<QueuePosition> {
+    const path = `/v2/nvcf/queues/${seg(requestId)}/position`;
+    return this.#t.json<QueuePosition>('GET', path, undefined, signalOf(opts));
+  }
+}
