@@ -8,6 +8,7 @@ export const GatewayEnv = z.object({
   GATEWAY_PORT: envInt(8080, 0, 65535),
   GATEWAY_GRPC_PORT: envInt(8081, -1, 65535),
   GATEWAY_SHUTDOWN_GRACE_MS: envInt(10_000, 0, 3_600_000),
+  STREAM_RESUME_GRACE_MS: envInt(3_000, 0, 600_000),
   MAX_REQUEST_BODY_BYTES: envInt(5 * 1024 * 1024, 1),
   // The worker's setting and default: gRPC requests are decoded here, so the gateway refuses what the worker would.
   MAX_TENSOR_ELEMENTS: envInt(1 << 26, 1),
@@ -52,6 +53,8 @@ export interface GatewayConfig {
   grpcPort: number;
   /** How long a stopping gateway lets open event streams run before it cuts them. */
   shutdownGraceMs: number;
+  /** How long a request whose starting event stream dropped waits for a resume before it is cancelled. */
+  streamResumeGraceMs: number;
   redisUrl: string;
   /** Non-blocking Redis commands fail after this long (503 to the client, never a hang). */
   redisCommandTimeoutMs: number;
@@ -112,6 +115,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     port: env.GATEWAY_PORT,
     grpcPort: env.GATEWAY_GRPC_PORT,
     shutdownGraceMs: env.GATEWAY_SHUTDOWN_GRACE_MS,
+    streamResumeGraceMs: env.STREAM_RESUME_GRACE_MS,
     redisUrl: env.REDIS_URL,
     redisCommandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,
     keyPrefix: env.NVCF_KEY_PREFIX,

@@ -120,7 +120,12 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     maxOpenRequestsPerCredential: config.maxOpenRequestsPerCredential,
     forwardHeaders: config.forwardHeaders,
     auth,
-    streaming: { events: createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds }), completions, store },
+    streaming: {
+      events: createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds }),
+      completions,
+      store,
+      resumeGraceMs: config.streamResumeGraceMs,
+    },
     results,
     assets,
     keys,

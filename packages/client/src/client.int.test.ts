@@ -168,4 +168,33 @@ describe('stream', () => {
     expect((JSON.parse(once[0]?.data ?? '{}') as Outputs).outputs[0]?.data).toEqual(sums);
     await worker.close();
   });
+
+  it('a stream cut mid-way is resumed with Last-Event-ID: every event once, in order, to [DONE]', async () => {
+    const gw = await h.gateway();
+    const worker = await h.worker();
+    const { port } = new URL(gw.url);
+    const body = { prompt: 'H', max_tokens: 200 };
+    const whole = [];
+    const direct = new NvcfClient({ baseUrl: gw.url, apiKey: ADMIN_KEY });
+    for await (const e of direct.stream(fnId('generative'), body)) whole.push(e.data);
+    // Cut the invocation's own connection once a few kilobytes of events went through.
+    const proxy = await startCuttingProxy(
+      { host: '127.0.0.1', port: Number(port) },
+      { matches: (head) => head.startsWith('POST /v2/nvcf/pexec/functions/'), afterResponseBytes: 4096 },
+    );
+    const nvcf = new NvcfClient({ baseUrl: proxy.url, apiKey: ADMIN_KEY, retry: { baseDelayMs: 10 } });
+    const resumed = [];
+    const ids: string[] = [];
+    for await (const e of nvcf.stream(fnId('generative'), body)) {
+      resumed.push(e.data);
+      if (e.id) ids.push(e.id);
+    }
+    expect(proxy.cuts).toBe(1);
+    const withoutIds = (events: string[]) =>
+      events.map((d) => (d === '[DONE]' ? d : (JSON.parse(d) as { choices: unknown }).choices));
+    expect(withoutIds(resumed)).toEqual(withoutIds(whole));
+    expect(new Set(ids).size).toBe(ids.length);
+    await proxy.close();
+    await worker.close();
+  });
 });

@@ -25,6 +25,13 @@ export interface EventStream {
   /** The reader went away: producers of this request's events should stop. */
   cancel(requestId: string): Promise<void>;
   isCancelled(requestId: string): Promise<boolean>;
+  /**
+   * A stream takes charge of the request (the one that started it, or a client resuming it): returns its
+   * attachment, which `cancelUnlessResumed` compares against once that stream's client left.
+   */
+  attach(requestId: string): Promise<number>;
+  /** Cancels the request unless another stream attached after `attachment`; true when it did. */
+  cancelUnlessResumed(requestId: string, attachment: number): Promise<boolean>;
   /** Events after `afterId` ('0' for all), at most `count`. */
   read(requestId: string, afterId: string, count?: number): Promise<StreamEvent[]>;
 }
@@ -52,6 +59,23 @@ export function createEventStream(redis: Redis, keys: Keys, opts: { ttlSeconds: 
     },
     async isCancelled(requestId) {
       return (await redis.exists(keys.cancelled(requestId))) === 1;
+    },
+    async attach(requestId) {
+      const key = keys.streamAttach(requestId);
+      const [[, n]] = (await redis.multi().incr(key).expire(key, opts.ttlSeconds).exec()) as [[null, number]];
+      return n;
+    },
+    async cancelUnlessResumed(requestId, attachment) {
+      // One script: a resume that attaches between the check and the cancel cannot be overruled.
+      const done = await redis.eval(
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[2], '1', 'EX', ARGV[2]) return 1 end return 0",
+        2,
+        keys.streamAttach(requestId),
+        keys.cancelled(requestId),
+        String(attachment),
+        String(opts.ttlSeconds),
+      );
+      return done === 1;
     },
     async read(requestId, afterId, count = 256) {
       const start = afterId === '0' ? '-' : `(${afterId}`;

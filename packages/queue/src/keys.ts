@@ -37,6 +37,8 @@ export interface Keys {
   events(requestId: string): string;
   /** Set when the client of a streaming request went away: the worker stops generating. TTL'd. */
   cancelled(requestId: string): string;
+  /** Counts the streams that took charge of a request (its start, then each resume): a leaver cancels only if none came after it. */
+  streamAttach(requestId: string): string;
   /** Pub/sub channel carrying the request id whenever events were appended for it. */
   readonly eventsAppended: string;
   /** Set of function ids. */
@@ -73,6 +75,7 @@ export function createKeys(prefix = 'nvcf'): Keys {
     apiKeys: `${prefix}:apikeys`,
     events: (requestId) => `${prefix}:events:${requestId}`,
     cancelled: (requestId) => `${prefix}:cancelled:${requestId}`,
+    streamAttach: (requestId) => `${prefix}:stream-attach:${requestId}`,
     eventsAppended: `${prefix}:events-appended`,
     resultObjectExpiries: `${prefix}:results:expiries`,
     deploymentsChanged: `${prefix}:deployments-changed`,

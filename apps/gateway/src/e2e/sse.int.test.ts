@@ -155,10 +155,16 @@ describe('a generative function', () => {
     await worker.close();
   });
 
-  it('a client that disconnects stops the generation', async () => {
+  it('a client that disconnects stops the generation (no resume grace)', async () => {
     const worker = await h.worker();
+    const impatient = await h.gateway({ STREAM_RESUME_GRACE_MS: '0' });
     const ac = new AbortController();
-    const res = await generate({ prompt: 'H', max_tokens: 4000 }, 'text/event-stream', ac.signal);
+    const res = await fetch(`${impatient.url}/v2/nvcf/pexec/functions/${fnId('generative')}`, {
+      method: 'POST',
+      headers: { ...adminAuth, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ prompt: 'H', max_tokens: 4000 }),
+      signal: ac.signal,
+    });
     const reqId = res.headers.get('nvcf-reqid') ?? '';
     await readEvents(res, (_d, n) => n < 5).catch(() => []);
     ac.abort();

@@ -1,5 +1,5 @@
 import { status } from '@grpc/grpc-js';
-import { createFunctionRegistry, createKeys } from '@nvcf/queue';
+import { createEventStream, createFunctionRegistry, createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcClient } from '../grpc/grpc-test-fixture.ts';
 import type { RunningGateway } from '../server.ts';
@@ -67,6 +67,60 @@ describe("Triton's example models through pexec", () => {
       .map((d) => JSON.parse(d) as KserveJson);
     expect(events.map(outOf)).toEqual([1, 2, undefined]);
     expect(events.map((e) => e.parameters?.triton_final_response)).toEqual([false, false, true]);
+  });
+
+  it('a streaming client that leaves has the grace to resume (it takes over); one that does not is stopped', async () => {
+    const graceful = await h.gateway({ STREAM_RESUME_GRACE_MS: '30000' });
+    const brief = await h.gateway({ STREAM_RESUME_GRACE_MS: '200' });
+    const events = createEventStream(h.redis, createKeys(h.keyPrefix), { ttlSeconds: 60 });
+    // The second response is a minute away: only a cancel can end these requests within the test.
+    const slow = { inputs: repeat([7, 8]).inputs.map((t) => (t.name === 'DELAY' ? { ...t, data: [0, 60_000] } : t)) };
+    const start = async (url: string) => {
+      const ac = new AbortController();
+      const res = await fetch(`${url}/v2/nvcf/pexec/functions/${fnId('repeat_int32')}`, {
+        method: 'POST',
+        headers: { ...adminAuth, 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify(slow),
+        signal: ac.signal,
+      });
+      const reqId = res.headers.get('nvcf-reqid') ?? '';
+      const reader = res.body?.getReader();
+      let text = '';
+      while (!text.includes('"OUT"')) text += new TextDecoder().decode((await reader?.read())?.value);
+      ac.abort();
+      return reqId;
+    };
+    const ended = async (reqId: string) => (await events.read(reqId, '0')).some((e) => e.last);
+
+    // No resume: once the 200 ms grace is over the model is stopped and the stream closed.
+    const dropped = await start(brief.url);
+    const deadline = Date.now() + 20_000;
+    while (!(await ended(dropped)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await ended(dropped)).toBe(true);
+
+    // A resume within the grace takes the request over: nothing is cancelled, and its own leaving now stops it.
+    const resumed = await start(graceful.url);
+    const ac = new AbortController();
+    // Held open until the model's next response (a minute away): the takeover shows in Redis meanwhile.
+    // Resumed through the other gateway (any serves a stream): its 200 ms grace ends the test soon after it leaves.
+    const follow = fetch(`${brief.url}/v2/nvcf/pexec/status/${resumed}`, {
+      headers: {
+        ...adminAuth,
+        accept: 'text/event-stream',
+        'last-event-id': (await events.read(resumed, '0'))[0]?.id ?? '',
+      },
+      signal: ac.signal,
+    }).catch(() => undefined);
+    const attachKey = createKeys(h.keyPrefix).streamAttach(resumed);
+    while ((await h.redis.get(attachKey)) !== '2') await new Promise((r) => setTimeout(r, 20));
+    // What the dropped stream's grace timer does once it fires: nothing, since a resume attached after it.
+    expect(await events.cancelUnlessResumed(resumed, 1)).toBe(false);
+    expect(await events.isCancelled(resumed)).toBe(false);
+    ac.abort();
+    await follow;
+    const until = Date.now() + 20_000;
+    while (!(await ended(resumed)) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(await ended(resumed)).toBe(true);
   });
 
   it('the generative function is a decoupled model too: a KServe V2 body gets its tokens as responses', async () => {

@@ -5,7 +5,12 @@ import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requireFunction } from '../auth/principal.ts';
 import { deliverWhenWritten } from '../http/after-response.ts';
-import { type EventStreamDeps, eventStreamResponse } from '../http/event-stream-response.ts';
+import {
+  type EventStreamDeps,
+  eventStreamResponse,
+  FROM_START,
+  parseLastEventId,
+} from '../http/event-stream-response.ts';
 import { invocationResponse } from '../http/invocation-response.ts';
 import { forwardedHeaders } from '../invocation/forwarded-headers.ts';
 import { parseIdempotencyKey } from '../invocation/idempotency-key.ts';
@@ -99,11 +104,16 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     const authorize = (request: RequestAccess) => requireRequestAccess(principal, request);
     if (wantsEvents) {
       // Any gateway can serve a request's stream: its events live in Redis. A follower leaving does not
-      // stop the function: only the stream that started it may.
+      // stop the function: only the stream that started it (or took it over) may. A reconnecting client resumes after the
+      // last event it got (a pexec POST is a new request: it always reads from the start).
+      const after = parseLastEventId(c.req.header('last-event-id'));
       const owner = await opts.streaming.store.owner(requestId);
       if (owner) authorize({ requestId, ...owner });
       const waiter = service.follow(requestId, pollSeconds, c.req.raw.signal);
-      return eventStreamResponse(c, opts.streaming, requestId, waiter, resultUrl(c), { cancelOnLeave: false });
+      // A client resuming (Last-Event-ID) takes charge of the request: the stream it dropped no longer
+      // cancels it once the grace is over, and its own leaving now does.
+      const cancelOnLeave = after !== FROM_START;
+      return eventStreamResponse(c, opts.streaming, requestId, waiter, resultUrl(c), { cancelOnLeave, after });
     }
     const outcome = await service.status(requestId, pollSeconds, { signal: c.req.raw.signal, authorize });
     deliverWhenWritten(c, outcome, service.delivered);

@@ -17,6 +17,9 @@ export interface DecoupledRendering {
   progress?(responses: CoreInferResponse[]): { percent: number; partial: Buffer } | undefined;
 }
 
+/** How often a streaming request checks that its client is still there while the model makes no response. */
+const CANCEL_CHECK_MS = 250;
+
 export interface DecoupledTarget {
   requestId: string;
   /** Set when the client reads server-sent events. */
@@ -72,6 +75,8 @@ export async function runDecoupled(
     }
   };
   let cancelled = false;
+  // Also between responses: a model that waits long for its next one still hears that the client left.
+  const ticker = stream ? setInterval(() => watchCancel(stream.events), CANCEL_CHECK_MS) : undefined;
   try {
     await core.inferDecoupled({ ...request, signal: stop.signal }, onResponse);
   } catch (err) {
@@ -79,6 +84,7 @@ export async function runDecoupled(
     if (!(stop.signal.aborted && err instanceof AppError && err.code === 'CANCELLED')) throw err;
     cancelled = true;
   } finally {
+    clearInterval(ticker);
     await sent;
   }
   if (stream) {
