@@ -360,6 +360,8 @@ function toStorage(datatype: KserveDatatype, data: TensorInput['data'], label: s
 /** Plain values (a request's arrays or a response's JSON data) into their datatype's storage. */
 function fromValues(datatype: NumericDatatype, values: readonly unknown[], label: string): NumericData {
   const out = new STORAGE[datatype](values.length);
+  // Sound: every STORAGE class is a typed array indexed by number; which element type (number or bigint) each
+  // datatype takes is checked per element below, which TypeScript cannot tie to the union of constructors.
   const target = out as unknown as { [i: number]: number | bigint };
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
@@ -468,6 +470,7 @@ function fromBytes(datatype: KserveDatatype, bytes: Uint8Array, count: number, l
     return elements;
   }
   const Ctor = STORAGE[datatype];
+  // Sound: every STORAGE class is a typed array constructor, and all of them have BYTES_PER_ELEMENT.
   const size = (Ctor as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
   if (bytes.byteLength !== count * size) {
     throw new TypeError(`invalid KServe response: ${label} has ${bytes.byteLength} bytes for ${count} elements`);
