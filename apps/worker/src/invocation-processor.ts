@@ -22,7 +22,7 @@ import { bindAssetInputs } from './inference/asset-inputs.ts';
 import { answerInChunks } from './inference/batch-chunks.ts';
 import { kserveRendering, runDecoupled } from './inference/decoupled-runner.ts';
 import type { JobInput } from './inference/job-input.ts';
-import { completionCall, isCompletionRequest } from './inference/openai-completions.ts';
+import { completionCall, completionRequestTo } from './inference/openai-completions.ts';
 import { problemResult } from './inference/problem-result.ts';
 
 export interface ProcessorDeps {
@@ -81,10 +81,9 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
       ...(job.stream ? { stream: { events } } : {}),
       reportProgress: (percent: number, partial: Buffer) => store.reportProgress(job.requestId, percent, partial),
     };
-    const metadata = core.modelMetadata(model.name, model.version);
-    if (isCompletionRequest(job.input, metadata)) {
-      const takesMaxTokens = metadata.inputs.some((t) => t.name === 'max_tokens');
-      const { request, rendering } = completionCall(job.input, { ...model, takesMaxTokens }, job.requestId);
+    const completion = completionRequestTo(job.input, () => core.modelMetadata(model.name, model.version));
+    if (completion) {
+      const { request, rendering } = completionCall(job.input, { ...model, ...completion }, job.requestId);
       // Responses may leave as events while the model runs: nothing runs before the claim answered.
       if ((await claim) !== 'in-progress') return undefined;
       return { result: await runDecoupled(core, request, target, rendering), eventsSent: job.stream === true };

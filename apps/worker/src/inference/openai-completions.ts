@@ -25,14 +25,20 @@ type Shape = 'chat' | 'completions';
 
 /**
  * Whether a job is an OpenAI completion request: a JSON body that is not a KServe V2 request (no `inputs`) to a
- * model with the text interface of Triton's LLM backends (`text_input` in, `text_output` out).
+ * model with the text interface of Triton's LLM backends (`text_input` in, `text_output` out). The body is looked at
+ * first, so a KServe job never builds the model's metadata. Says whether the model also takes `max_tokens`.
  */
-export function isCompletionRequest(input: JobInput, metadata: ModelMetadata): boolean {
-  const takesText =
-    metadata.inputs.some((t) => t.name === 'text_input' && t.datatype === 'BYTES') &&
-    metadata.outputs.some((t) => t.name === 'text_output' && t.datatype === 'BYTES');
+export function completionRequestTo(
+  input: JobInput,
+  metadata: () => ModelMetadata,
+): { takesMaxTokens: boolean } | undefined {
   const value = input.kind === 'json' ? input.value : undefined;
-  return takesText && typeof value === 'object' && value !== null && !Array.isArray(value) && !('inputs' in value);
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || 'inputs' in value) return undefined;
+  const { inputs, outputs } = metadata();
+  const takesText =
+    inputs.some((t) => t.name === 'text_input' && t.datatype === 'BYTES') &&
+    outputs.some((t) => t.name === 'text_output' && t.datatype === 'BYTES');
+  return takesText ? { takesMaxTokens: inputs.some((t) => t.name === 'max_tokens') } : undefined;
 }
 
 /** The text one response carries (`text_output`, bytes as Latin-1: one character per byte-level token). */
