@@ -11,6 +11,7 @@ import { openWaitLimit } from './http/open-waits.ts';
 import { errorToProblem, problemResponse } from './http/problem-response.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import type { InvocationService } from './invocation/invocation-service.ts';
+import type { RequestCancellation } from './invocation/request-cancellation.ts';
 import type { ResultLinks } from './results/result-links.ts';
 import { deploymentRoutes } from './routes/deployment-routes.ts';
 import { execRoutes } from './routes/exec-routes.ts';
@@ -29,6 +30,7 @@ export interface GatewayAppDeps {
   store: RequestStore;
   limiter: RateLimiter;
   invocations: InvocationService;
+  cancellation: RequestCancellation;
   auth: Authenticator;
   assets: AssetService;
   results: ResultLinks;
@@ -61,7 +63,16 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   const waits = openWaitLimit(deps.maxOpenRequestsPerCredential);
   const resultUrl = (id: string, origin: string) => deps.results.url(id, origin);
   app.route('/', pexecRoutes(deps.invocations, deps.auth, { ...deps, limit, waits, resultUrl }));
-  app.route('/', execRoutes(deps.invocations, deps.auth, { maxBodyBytes: deps.maxBodyBytes, limit, waits, resultUrl }));
+  app.route(
+    '/',
+    execRoutes(deps.invocations, deps.auth, {
+      maxBodyBytes: deps.maxBodyBytes,
+      limit,
+      waits,
+      resultUrl,
+      assets: deps.assets,
+    }),
+  );
   app.route('/', deps.results.routes());
   app.route('/', queueRoutes(deps));
   app.route('/', assetRoutes(deps));

@@ -29,6 +29,7 @@ import { startGatewayGrpcServer } from './grpc/index.ts';
 import { createFunctionResolver } from './invocation/function-resolver.ts';
 import { createInvocationService } from './invocation/invocation-service.ts';
 import { createQueueGuard } from './invocation/queue-guard.ts';
+import { createRequestCancellation } from './invocation/request-cancellation.ts';
 import { createResultLinks } from './results/result-links.ts';
 
 export interface RunningGateway {
@@ -115,13 +116,14 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     log.warn({ err }, 'reclaiming expired assets failed'),
   );
   const limiter = createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 });
+  const events = createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds });
   const app = createGatewayApp({
     healthTimeoutMs: Math.min(1000, config.redisCommandTimeoutMs),
     maxOpenRequestsPerCredential: config.maxOpenRequestsPerCredential,
     forwardHeaders: config.forwardHeaders,
     auth,
     streaming: {
-      events: createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds }),
+      events,
       completions,
       store,
       resumeGraceMs: config.streamResumeGraceMs,
@@ -155,6 +157,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     redis,
     registry,
     invocations,
+    cancellation: createRequestCancellation({ store, producer, events }),
     maxBodyBytes: config.maxRequestBodyBytes,
     defaultPollSeconds: config.defaultPollSeconds,
   });

@@ -79,6 +79,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     const target = {
       requestId: job.requestId,
       ...(job.stream ? { stream: { events } } : {}),
+      cancels: events,
       reportProgress: (percent: number, partial: Buffer) => store.reportProgress(job.requestId, percent, partial),
     };
     const completion = completionRequestTo(job.input, () => core.modelMetadata(model.name, model.version));

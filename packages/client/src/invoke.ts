@@ -1,4 +1,5 @@
 import { unzip } from 'fflate';
+import { answered, cancelAbandoned } from './cancel.ts';
 import { NvcfError } from './errors.ts';
 import type { Transport } from './transport.ts';
 
@@ -10,7 +11,11 @@ export interface InvokeOptions {
   versionId?: string;
   /** Seconds the gateway holds each call open before answering 202 (`NVCF-POLL-SECONDS`, 1–3600; default 60). */
   pollSeconds?: number;
-  /** Stops waiting: the call rejects with the signal's reason. */
+  /**
+   * Stops the call: it rejects with the signal's reason once the request it started is cancelled on the gateway
+   * (`DELETE /v2/nvcf/pexec/status/{reqId}`, best effort, at most a few seconds), so an aborted call stops using the
+   * function.
+   */
   signal?: AbortSignal;
   /** Called on each 202 with how far the function got and its latest partial response, if it reported one. */
   onProgress?: (progress: Progress) => void;
@@ -105,7 +110,7 @@ function checkPollSeconds(seconds: number): number {
  * spins — until the answer: a 200 (its body), a 302 (the zip it points to is fetched and its `<reqId>.response`
  * returned) or an error (thrown as NvcfError with the request id). 429 and 503 are retried after `Retry-After`;
  * a connection dropped mid-poll polls again; the invocation itself carries an `Idempotency-Key`, so sending it again
- * after a drop cannot start a second request.
+ * after a drop cannot start a second request. Aborting `signal` cancels the request on the gateway.
  */
 export async function invokeFunction(
   transport: Transport,
@@ -126,12 +131,56 @@ export async function invokeFunction(
   const path = `/v2/nvcf/pexec/functions/${encodeURIComponent(functionId)}${
     opts.versionId ? `/versions/${encodeURIComponent(opts.versionId)}` : ''
   }`;
-  let res = await transport.send('POST', path, {
-    headers,
-    body: bytes ? new Uint8Array(body) : JSON.stringify(body),
-    idempotent: key !== undefined,
-    ...(opts.signal ? { signal: opts.signal } : {}),
-  });
+  const payload = bytes ? new Uint8Array(body) : JSON.stringify(body);
+  // Known from the first 202 on: what an abort cancels.
+  let pending: string | undefined;
+  try {
+    return await pollUntilAnswered(
+      transport,
+      await transport.send('POST', path, {
+        headers,
+        body: payload,
+        idempotent: key !== undefined,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      }),
+      poll,
+      opts,
+      (requestId) => {
+        pending = requestId;
+      },
+    );
+  } catch (err) {
+    if (opts.signal?.aborted) {
+      await cancelAbandoned(transport, {
+        ...(pending ? { requestId: pending } : {}),
+        // Aborted during the first long poll: the same call again names the request (its Idempotency-Key).
+        ...(key
+          ? {
+              resend: ({ signal }) =>
+                transport.send('POST', path, {
+                  headers: { ...headers, 'nvcf-poll-seconds': '1' },
+                  body: payload,
+                  idempotent: true,
+                  signal,
+                  accept: answered,
+                }),
+            }
+          : {}),
+      });
+    }
+    throw err;
+  }
+}
+
+/** Follows an invocation's answer: 202s polled on the status route until the answer (200, 302 or an error). */
+async function pollUntilAnswered(
+  transport: Transport,
+  first: Response,
+  poll: string,
+  opts: InvokeOptions,
+  accepted: (requestId: string) => void,
+): Promise<InvokeResult> {
+  let res = first;
   for (;;) {
     const requestId = res.headers.get('nvcf-reqid') ?? '';
     if (res.status === 302) {
@@ -151,6 +200,7 @@ export async function invokeFunction(
     }
     const partial = new Uint8Array(await res.arrayBuffer());
     if (!requestId) throw new NvcfError(502, { title: 'Bad Gateway', detail: 'a 202 without NVCF-REQID' });
+    accepted(requestId);
     opts.onProgress?.({
       requestId,
       percent: Number(res.headers.get('nvcf-percent-complete') ?? 0),

@@ -1,4 +1,5 @@
 import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { answered, cancelAbandoned } from './cancel.ts';
 import { NvcfConnectionError, NvcfError, type Problem } from './errors.ts';
 import type { InvokeOptions } from './invoke.ts';
 import { sleep, type Transport } from './transport.ts';
@@ -36,7 +37,8 @@ const isSse = (res: Response) => (res.headers.get('content-type') ?? '').startsW
  * A window that closes before the first event (202) is followed on `/v2/nvcf/pexec/status/{reqId}`; a connection
  * that drops mid-stream is resumed there with `Last-Event-ID`, so no event is lost or repeated; a function that
  * answers once is one event. An `event: error` is thrown as NvcfError after the events before it. Leaving the loop
- * early (`break`, or aborting the signal) closes the connection, which stops a generating function.
+ * early (`break`, or aborting the signal) cancels the request on the gateway (`DELETE /v2/nvcf/pexec/status/{reqId}`,
+ * best effort), which stops a generating function at once.
  *
  * @example
  * for await (const e of client.stream(fid, { messages: [{ role: 'user', content: 'Hi' }] })) console.log(e.data);
@@ -47,27 +49,80 @@ export async function* streamFunction(
   body: unknown,
   opts: StreamOptions = {},
 ): AsyncGenerator<StreamEvent, void, undefined> {
+  const call = prepare(functionId, body, opts);
+  const started: { requestId?: string } = {};
+  // Whether the request is over for the caller: its stream ended, or failed on its own (not by an abort).
+  let over = false;
+  try {
+    yield* events(transport, call, opts, started);
+    over = true;
+  } catch (err) {
+    over = !opts.signal?.aborted;
+    throw err;
+  } finally {
+    // Left early (`break`, `return()`) or aborted: the request would otherwise run on until its stream's grace ends.
+    if (!over) {
+      await cancelAbandoned(transport, {
+        ...(started.requestId ? { requestId: started.requestId } : {}),
+        ...(call.key
+          ? {
+              resend: ({ signal }) =>
+                transport.send('POST', call.path, {
+                  headers: { ...call.headers, accept: 'application/json', 'nvcf-poll-seconds': '1' },
+                  body: call.payload,
+                  idempotent: true,
+                  signal,
+                  accept: answered,
+                }),
+            }
+          : {}),
+      });
+    }
+  }
+}
+
+interface PreparedCall {
+  path: string;
+  headers: Record<string, string>;
+  payload: Uint8Array<ArrayBuffer> | string;
+  key: string | undefined;
+  poll: string;
+}
+
+function prepare(functionId: string, body: unknown, opts: StreamOptions): PreparedCall {
   const poll = String(opts.pollSeconds ?? 60);
   const bytes = body instanceof Uint8Array;
   const key = opts.idempotencyKey === false ? undefined : (opts.idempotencyKey ?? crypto.randomUUID());
-  const signal = opts.signal;
   const path = `/v2/nvcf/pexec/functions/${encodeURIComponent(functionId)}${
     opts.versionId ? `/versions/${encodeURIComponent(opts.versionId)}` : ''
   }`;
-  let res = await transport.send('POST', path, {
-    headers: {
-      ...opts.headers,
-      accept: 'text/event-stream',
-      'content-type': bytes ? (opts.contentType ?? 'application/octet-stream') : 'application/json',
-      'nvcf-poll-seconds': poll,
-      ...(key ? { 'idempotency-key': key } : {}),
-      ...(opts.assetIds?.length ? { 'nvcf-input-asset-references': opts.assetIds.join(',') } : {}),
-    },
-    body: bytes ? new Uint8Array(body) : JSON.stringify(body),
-    idempotent: key !== undefined,
+  const headers = {
+    ...opts.headers,
+    accept: 'text/event-stream',
+    'content-type': bytes ? (opts.contentType ?? 'application/octet-stream') : 'application/json',
+    'nvcf-poll-seconds': poll,
+    ...(key ? { 'idempotency-key': key } : {}),
+    ...(opts.assetIds?.length ? { 'nvcf-input-asset-references': opts.assetIds.join(',') } : {}),
+  };
+  return { path, headers, payload: bytes ? new Uint8Array(body) : JSON.stringify(body), key, poll };
+}
+
+async function* events(
+  transport: Transport,
+  call: PreparedCall,
+  opts: StreamOptions,
+  started: { requestId?: string },
+): AsyncGenerator<StreamEvent, void, undefined> {
+  const { poll } = call;
+  const signal = opts.signal;
+  let res = await transport.send('POST', call.path, {
+    headers: call.headers,
+    body: call.payload,
+    idempotent: call.key !== undefined,
     ...(signal ? { signal } : {}),
   });
   const requestId = res.headers.get('nvcf-reqid') ?? '';
+  if (requestId) started.requestId = requestId;
   let lastId: string | undefined;
   let reconnects = 0;
   const follow = () =>

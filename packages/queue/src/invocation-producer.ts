@@ -24,6 +24,12 @@ export interface InvocationProducer {
    * their requests as usual.
    */
   retire(versionId: string, settle: (requestId: string) => Promise<void>): Promise<void>;
+  /**
+   * Takes a request's job out of its version's shared queue while no worker holds it (a cancelled request):
+   * true when it was removed. A job a worker already runs, or one in a worker's own queue (a sequence), stays;
+   * the worker skips it once it sees the request settled.
+   */
+  withdraw(versionId: string, requestId: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -92,6 +98,10 @@ export function createInvocationProducer(connection: Redis, keys: Keys, opts: Pr
         await q.close();
         queues.delete(name);
       }
+    },
+    async withdraw(versionId, requestId) {
+      // BullMQ removes a job only while it is not locked by a worker: 1 when it did.
+      return (await queueFor(versionId).remove(requestId)) === 1;
     },
     async close() {
       await Promise.all([...queues.values()].map((q) => q.close()));

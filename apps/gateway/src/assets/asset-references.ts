@@ -13,12 +13,22 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * @throws AppError INVALID_ARGUMENT for an entry that is not a UUID
  */
 export function parseAssetReferences(header: string | undefined): string[] {
+  return assetIds((header ?? '').split(','), 'NVCF-INPUT-ASSET-REFERENCES');
+}
+
+/**
+ * Asset ids as a list names them (the header's entries, or the exec envelope's `inputAssetReferences`): trimmed,
+ * empty entries skipped, lower-cased, de-duplicated in order of first mention.
+ *
+ * @throws AppError INVALID_ARGUMENT for an entry that is not a UUID, naming `source`
+ */
+export function assetIds(entries: readonly string[], source: string): string[] {
   const ids = new Set<string>();
-  for (const raw of (header ?? '').split(',')) {
+  for (const raw of entries) {
     const entry = raw.trim();
     if (entry === '') continue;
     if (!UUID.test(entry)) {
-      throw new AppError('INVALID_ARGUMENT', `NVCF-INPUT-ASSET-REFERENCES: '${entry.slice(0, 64)}' is not a UUID`);
+      throw new AppError('INVALID_ARGUMENT', `${source}: '${entry.slice(0, 64)}' is not a UUID`);
     }
     ids.add(entry.toLowerCase());
   }
@@ -37,7 +47,15 @@ export async function resolveAssetReferences(
   assets: Pick<AssetService, 'resolve'>,
   opts: { ownerSubject?: string } = {},
 ): Promise<string[]> {
-  const ids = parseAssetReferences(header);
+  return resolveAssets(parseAssetReferences(header), assets, opts);
+}
+
+/** As resolveAssetReferences, for ids already parsed (see assetIds). */
+export async function resolveAssets(
+  ids: string[],
+  assets: Pick<AssetService, 'resolve'>,
+  opts: { ownerSubject?: string } = {},
+): Promise<string[]> {
   if (ids.length === 0) return [];
   await assets.resolve(ids, opts.ownerSubject);
   return ids;

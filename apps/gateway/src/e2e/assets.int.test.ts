@@ -51,6 +51,51 @@ describe('an ONNX input tensor from an asset', () => {
   });
 });
 
+describe('input assets through the exec envelope', () => {
+  it('requestHeader.inputAssetReferences works as NVCF-INPUT-ASSET-REFERENCES does on pexec', async () => {
+    const values = Array.from({ length: 784 }, (_, i) => (i % 13) / 13);
+    const created = await gfetch(`${gw.url}/v2/nvcf/assets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contentType: 'application/octet-stream', description: 'envelope input' }),
+    });
+    const asset = (await created.json()) as { assetId: string; uploadUrl: string };
+    await fetch(asset.uploadUrl, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream', 'x-amz-meta-nvcf-asset-description': 'envelope input' },
+      body: Buffer.from(Float32Array.from(values).buffer),
+    });
+    const exec = (inputAssetReferences: string[], input: object) =>
+      gfetch(`${gw.url}/v2/nvcf/exec/functions/${fnId('classifier')}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          requestHeader: { inputAssetReferences, pollDurationSeconds: 30 },
+          requestBody: { inputs: [{ name: 'INPUT', datatype: 'FP32', shape: [1, 784], ...input }] },
+        }),
+      });
+    const viaAsset = await exec([asset.assetId], { parameters: { nvcf_asset_id: asset.assetId } });
+    expect(viaAsset.status).toBe(200);
+    const inline = await exec([], { data: values });
+    type Envelope = { status: string; response: { outputs: { data: number[] }[] } };
+    const envelope = (await viaAsset.json()) as Envelope;
+    expect(envelope.status).toBe('fulfilled');
+    expect(envelope.response.outputs[0]?.data).toEqual(((await inline.json()) as Envelope).response.outputs[0]?.data);
+
+    const unknown = '00000000-0000-4000-8000-00000000abce';
+    const missing = await exec([unknown], { data: values });
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { detail: string }).detail).toBe(
+      `NotFound error: failed to find asset ${unknown}`,
+    );
+    const bad = await exec(['nope'], { data: values });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { detail: string }).detail).toBe(
+      "requestHeader.inputAssetReferences: 'nope' is not a UUID",
+    );
+  });
+});
+
 describe('an asset whose size does not fit the input', () => {
   it('is refused with 400 naming both sizes, before the worker reads it', async () => {
     const created = await gfetch(`${gw.url}/v2/nvcf/assets`, {

@@ -2,6 +2,7 @@ import { AppError, MAX_POLL_SECONDS } from '@nvcf/protocol';
 import { readRequestBody } from '@nvcf/service-kit';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
+import { type AssetService, assetIds, resolveAssets } from '../assets/index.ts';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requireFunction } from '../auth/principal.ts';
@@ -38,6 +39,8 @@ export function execRoutes(
     limit: MiddlewareHandler<AuthEnv>;
     waits: MiddlewareHandler<AuthEnv>;
     resultUrl: (requestId: string, requestOrigin: string) => string;
+    /** Assets named by `requestHeader.inputAssetReferences` must exist and belong to the caller. */
+    assets: AssetService;
   },
 ): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
@@ -62,9 +65,13 @@ export function execRoutes(
         `invalid exec request: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`,
       );
     }
-    if (parsed.data.requestHeader?.inputAssetReferences?.length) {
-      throw new AppError('UNIMPLEMENTED', 'input asset references are not supported yet');
-    }
+    // What NVCF clients send for bodies too large to inline: the same semantics as NVCF-INPUT-ASSET-REFERENCES on
+    // pexec (unknown or foreign assets are a 404 before anything is queued; the function gets their ids).
+    const references = assetIds(
+      parsed.data.requestHeader?.inputAssetReferences ?? [],
+      'requestHeader.inputAssetReferences',
+    );
+    const assets = await resolveAssets(references, opts.assets, { ownerSubject: c.get('principal').subject });
     const idempotency = parseIdempotencyKey(c.req.header('idempotency-key'), { functionId, versionId, body });
     const outcome = await service.invoke({
       ...(idempotency ? { idempotency } : {}),
@@ -73,6 +80,7 @@ export function execRoutes(
       versionId,
       input: { kind: 'json', contentType: 'application/json', value: parsed.data.requestBody },
       headers: {},
+      ...(assets.length > 0 ? { assetIds: assets } : {}),
       pollSeconds: Math.max(1, parsed.data.requestHeader?.pollDurationSeconds ?? EXEC_DEFAULT_POLL_SECONDS),
       signal: c.req.raw.signal,
     });

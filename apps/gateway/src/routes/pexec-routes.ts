@@ -1,3 +1,4 @@
+import { NvcfHeader } from '@nvcf/protocol';
 import { readRequestBody } from '@nvcf/service-kit';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { type AssetService, resolveAssetReferences } from '../assets/index.ts';
@@ -12,12 +13,14 @@ import {
   parseLastEventId,
 } from '../http/event-stream-response.ts';
 import { invocationResponse } from '../http/invocation-response.ts';
+import { problemResponse } from '../http/problem-response.ts';
 import { forwardedHeaders } from '../invocation/forwarded-headers.ts';
 import { parseIdempotencyKey } from '../invocation/idempotency-key.ts';
 import type { InvocationService, RequestAccess } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
 import { principalId, requireRequestAccess } from '../invocation/request-access.ts';
 import { parseInvocationBody } from '../invocation/request-body.ts';
+import type { RequestCancellation } from '../invocation/request-cancellation.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 
 /** Without NVCF-POLL-SECONDS, an event stream stays open up to 20 minutes. */
@@ -38,9 +41,14 @@ export interface PexecRouteOptions {
   waits: MiddlewareHandler<AuthEnv>;
   /** Client headers passed to functions besides the defaults. */
   forwardHeaders: readonly string[];
+  /** An owner's explicit cancel of a request. */
+  cancellation: RequestCancellation;
 }
 
-/** `POST /v2/nvcf/pexec/functions/{fid}[/versions/{vid}]` and `GET /v2/nvcf/pexec/status/{reqId}`. */
+/**
+ * `POST /v2/nvcf/pexec/functions/{fid}[/versions/{vid}]`, `GET /v2/nvcf/pexec/status/{reqId}`, and
+ * `DELETE /v2/nvcf/pexec/status/{reqId}` (a cancel: NVCF documents none, so it lives on the request's own URL).
+ */
 export function pexecRoutes(service: InvocationService, auth: Authenticator, opts: PexecRouteOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const invoker = requireAuth(auth, 'invoke_function');
@@ -118,6 +126,26 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     const outcome = await service.status(requestId, pollSeconds, { signal: c.req.raw.signal, authorize });
     deliverWhenWritten(c, outcome, service.delivered);
     return invocationResponse(outcome, c.req.path, resultUrl(c));
+  });
+
+  app.delete('/v2/nvcf/pexec/status/:requestId', invoker, opts.limit, async (c) => {
+    const requestId = uuidParam('requestId', c.req.param('requestId'));
+    const principal = c.get('principal');
+    const outcome = await opts.cancellation.cancel(requestId, (request) => requireRequestAccess(principal, request));
+    const instance = c.req.path;
+    if (outcome === 'unknown') {
+      return problemResponse(404, `Request '${requestId}' not found (unknown, expired or already delivered)`, {
+        instance,
+        requestId,
+      });
+    }
+    if (outcome === 'finished') {
+      return problemResponse(409, `Request '${requestId}' already finished: it can no longer be cancelled`, {
+        instance,
+        requestId,
+      });
+    }
+    return c.body(null, 204, { [NvcfHeader.REQID]: requestId });
   });
   return app;
 }

@@ -1,5 +1,5 @@
 import type { CoreInferRequest, CoreInferResponse, InferenceCore } from '@nvcf/inference-server';
-import { AppError, encodeHttpInferResponse } from '@nvcf/protocol';
+import { encodeHttpInferResponse } from '@nvcf/protocol';
 import type { EventStream, InvocationResult } from '@nvcf/queue';
 
 /**
@@ -17,21 +17,27 @@ export interface DecoupledRendering {
   progress?(responses: CoreInferResponse[]): { percent: number; partial: Buffer } | undefined;
 }
 
-/** How often a streaming request checks that its client is still there while the model makes no response. */
+/** How often a request checks that it was not cancelled while the model makes no response. */
 const CANCEL_CHECK_MS = 250;
 
 export interface DecoupledTarget {
   requestId: string;
   /** Set when the client reads server-sent events. */
   stream?: { events: EventStream };
+  /**
+   * Where a cancel of the request is heard, streaming or not: a streaming client that left, or the owner's explicit
+   * cancel (`DELETE /v2/nvcf/pexec/status/{reqId}`). Defaults to the stream's events.
+   */
+  cancels?: Pick<EventStream, 'isCancelled'>;
   /** Reports progress to pollers (used only without a stream). */
   reportProgress?: (percent: number, partial: Buffer) => Promise<unknown>;
 }
 
 /**
  * A decoupled model's request through the queue (Triton's decoupled transaction policy): one request, any number of
- * responses, then completion. Streaming, each response is an event as soon as the model makes it, in order, and a
- * client that goes away (its reader marks the request cancelled) stops the model; the rendering closes the stream.
+ * responses, then completion. Streaming, each response is an event as soon as the model makes it, in order; a
+ * client that goes away (its reader marks the request cancelled), or a cancel by the request's owner, stops the
+ * model between responses, and the rendering closes the stream.
  * Not streaming, the responses become one answer, with progress reported on the way where the rendering has any.
  */
 export async function runDecoupled(
@@ -46,7 +52,8 @@ export async function runDecoupled(
   // Appends leave one at a time, in order, while the model goes on; so do progress reports.
   let sent: Promise<unknown> = Promise.resolve();
   let checking = false;
-  const watchCancel = (events: EventStream) => {
+  const cancels = target.cancels ?? stream?.events;
+  const watchCancel = (events: Pick<EventStream, 'isCancelled'>) => {
     // One check in flight at a time: the model never waits for Redis, and Redis never sees a check per token.
     if (checking) return;
     checking = true;
@@ -62,10 +69,10 @@ export async function runDecoupled(
   };
   const onResponse = (response: CoreInferResponse) => {
     responses.push(response);
+    if (cancels) watchCancel(cancels);
     if (stream) {
       const data = rendering.event(response);
       sent = sent.then(() => stream.events.append(requestId, [{ data }]));
-      watchCancel(stream.events);
       return;
     }
     const report = target.reportProgress && rendering.progress?.(responses);
@@ -75,13 +82,14 @@ export async function runDecoupled(
     }
   };
   let cancelled = false;
-  // Also between responses: a model that waits long for its next one still hears that the client left.
-  const ticker = stream ? setInterval(() => watchCancel(stream.events), CANCEL_CHECK_MS) : undefined;
+  // Also between responses: a model that waits long for its next one still hears that it was cancelled.
+  const ticker = cancels ? setInterval(() => watchCancel(cancels), CANCEL_CHECK_MS) : undefined;
   try {
     await core.inferDecoupled({ ...request, signal: stop.signal }, onResponse);
   } catch (err) {
-    // Stopped because the client left: the stream still closes, as it does after the last response.
-    if (!(stop.signal.aborted && err instanceof AppError && err.code === 'CANCELLED')) throw err;
+    // Stopped by a cancel: the stream still closes, as it does after the last response. Whatever the model threw
+    // once stopped (CANCELLED, or a backend's own AbortError from a wait it was in) is that stop, not a failure.
+    if (!stop.signal.aborted) throw err;
     cancelled = true;
   } finally {
     clearInterval(ticker);
