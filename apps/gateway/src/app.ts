@@ -1,4 +1,4 @@
-import type { FunctionRegistry, InvocationProducer, Keys, RateLimiter, RequestStore } from '@nvcf/queue';
+import type { ApiKeyStore, FunctionRegistry, InvocationProducer, Keys, RateLimiter, RequestStore } from '@nvcf/queue';
 import { accessLog, type Logger } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
@@ -17,6 +17,7 @@ import { deploymentRoutes } from './routes/deployment-routes.ts';
 import { execRoutes } from './routes/exec-routes.ts';
 import { functionRoutes } from './routes/function-routes.ts';
 import { healthRoutes } from './routes/health-routes.ts';
+import { keyRoutes } from './routes/key-routes.ts';
 import { pexecRoutes } from './routes/pexec-routes.ts';
 import { queueRoutes } from './routes/queue-routes.ts';
 
@@ -32,6 +33,8 @@ export interface GatewayAppDeps {
   invocations: InvocationService;
   cancellation: RequestCancellation;
   auth: Authenticator;
+  /** API keys, managed over HTTP (`/v2/nvcf/keys`). */
+  keyStore: ApiKeyStore;
   assets: AssetService;
   results: ResultLinks;
   streaming: EventStreamDeps;
@@ -76,6 +79,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   app.route('/', deps.results.routes());
   app.route('/', queueRoutes(deps));
   app.route('/', assetRoutes(deps));
+  app.route('/', keyRoutes(deps));
   app.notFound((c) => problemResponse(404, `No route for ${c.req.method} ${c.req.path}`, { instance: c.req.path }));
   app.onError((err, c) => {
     const { response, internal } = errorToProblem(err, c.req.path);

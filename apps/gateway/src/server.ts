@@ -122,6 +122,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     maxOpenRequestsPerCredential: config.maxOpenRequestsPerCredential,
     forwardHeaders: config.forwardHeaders,
     auth,
+    keyStore,
     streaming: {
       events,
       completions,

@@ -1,6 +1,7 @@
 import { AssetsApi } from './assets.ts';
 import { DeploymentsApi, FunctionsApi, QueuesApi } from './control-plane.ts';
 import { type InvokeOptions, type InvokeResult, invokeFunction } from './invoke.ts';
+import { KeysApi } from './keys.ts';
 import {
   decodeKserveResponse,
   type InferOptions,
@@ -30,6 +31,8 @@ export class NvcfClient {
   readonly queues: QueuesApi;
   /** Assets: create, upload (signed URL), list, read, delete. */
   readonly assets: AssetsApi;
+  /** API keys: create (the secret shown once), list, revoke; needs the `manage_keys` scope. */
+  readonly keys: KeysApi;
 
   constructor(opts: ClientOptions) {
     this.transport = new Transport(opts);
@@ -37,6 +40,7 @@ export class NvcfClient {
     this.deployments = new DeploymentsApi(this.transport);
     this.queues = new QueuesApi(this.transport);
     this.assets = new AssetsApi(this.transport);
+    this.keys = new KeysApi(this.transport);
   }
 
   /** Invokes a function and waits for its answer (see invokeFunction). */

@@ -33,6 +33,7 @@ export {
 } from './control-plane.ts';
 export { errorFromResponse, NvcfConnectionError, NvcfError, type Problem, parseRetryAfter } from './errors.ts';
 export { type InvokeOptions, type InvokeResult, invokeFunction, MAX_POLL_SECONDS, type Progress } from './invoke.ts';
+export { type ApiKey, type CreatedKey, type CreateKeyRequest, KeysApi } from './keys.ts';
 export {
   decodeKserveResponse,
   floatToHalfBits,

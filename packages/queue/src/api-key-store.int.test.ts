@@ -28,6 +28,19 @@ beforeEach(() => {
 const secret = () => `nvapi-boot-${uuidv4()}`;
 
 describe('api key store', () => {
+  it('reads a record holding a scope this release does not know (a newer gateway wrote it) without that scope', async () => {
+    const { key, record } = await store.create({ name: 'next', scopes: ['invoke_function'] });
+    const [field] = (await redis.hkeys(keys.apiKeys)) as [string];
+    const stored = JSON.parse((await redis.hget(keys.apiKeys, field)) ?? '{}') as { scopes: string[] };
+    await redis.hset(
+      keys.apiKeys,
+      field,
+      JSON.stringify({ ...stored, scopes: ['invoke_function', 'from_the_future'] }),
+    );
+    expect(await store.verify(key)).toEqual(record);
+    expect((await store.list()).map((r) => r.scopes)).toEqual([['invoke_function']]);
+  });
+
   it('creates keys shown once, verifies them by hash and revokes them', async () => {
     const { key, record } = await store.create({ name: 'ci', scopes: ['invoke_function', 'invoke_function'] });
     expect(key).toMatch(/^nvapi-[A-Za-z0-9_-]{43}$/);

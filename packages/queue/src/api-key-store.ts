@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { SCOPES, type Scope } from '@nvcf/protocol';
+import { isScope, type Scope } from '@nvcf/protocol';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Keys } from './keys.ts';
@@ -7,7 +7,8 @@ import type { Keys } from './keys.ts';
 export const ApiKeyRecord = z.object({
   id: z.string(),
   name: z.string(),
-  scopes: z.array(z.enum(SCOPES)),
+  // A scope this release does not know (written by a newer gateway during a rolling upgrade) grants nothing here.
+  scopes: z.array(z.string()).transform((names) => names.filter(isScope)),
   /** Absent: every function. */
   allowedFunctionIds: z.array(z.string()).optional(),
   createdAt: z.string(),

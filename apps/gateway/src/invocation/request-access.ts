@@ -1,4 +1,4 @@
-import { AppError, SCOPES } from '@nvcf/protocol';
+import { AppError, NVCF_SCOPES } from '@nvcf/protocol';
 import { type Principal, requireFunction } from '../auth/principal.ts';
 
 /** How a principal is recorded on the requests it makes: kinds keep key ids and token subjects apart. */
@@ -6,9 +6,9 @@ export function principalId(principal: Principal): string {
   return `${principal.kind}:${principal.subject}`;
 }
 
-/** An operator: every scope, every function (the bootstrap admin key, or a key made like it). */
+/** An operator: every NVCF scope, every function (the bootstrap admin key, or a key made like it). */
 export function isAdmin(principal: Principal): boolean {
-  return !principal.allowedFunctionIds && SCOPES.every((s) => principal.scopes.has(s));
+  return !principal.allowedFunctionIds && NVCF_SCOPES.every((s) => principal.scopes.has(s));
 }
 
 /**

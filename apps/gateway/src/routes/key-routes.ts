@@ -1,0 +1,133 @@
+import { AppError, parseControlRequest, SCOPES, type Scope } from '@nvcf/protocol';
+import type { ApiKeyRecord, ApiKeyStore } from '@nvcf/queue';
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
+import type { Authenticator } from '../auth/authenticator.ts';
+import type { Principal } from '../auth/principal.ts';
+import { readJsonBody } from '../http/json-body.ts';
+import { uuidParam } from '../invocation/uuid-param.ts';
+
+export interface KeyRouteDeps {
+  keyStore: ApiKeyStore;
+  auth: Authenticator;
+}
+
+const required = (expected: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? 'is required' : `must be ${expected}`;
+
+const known = SCOPES.join(', ');
+
+/** The body of `POST /v2/nvcf/keys`. Strict: a misspelt `functionIds` must not quietly mint an unrestricted key. */
+const CreateKeyRequest = z.strictObject(
+  {
+    name: z
+      .string({ error: required('a string') })
+      .min(1, 'must not be empty')
+      .max(128, 'must be at most 128 characters'),
+    scopes: z
+      .array(z.enum(SCOPES, { error: (i) => `has an unknown scope ${JSON.stringify(i.input)} (known: ${known})` }), {
+        error: required('an array of scope names'),
+      })
+      .min(1, 'must name at least one scope'),
+    functionIds: z
+      .array(z.guid({ error: 'must be function ids (UUIDs)' }), { error: 'must be an array of function ids' })
+      // An empty list would be a key for no function at all, and easy to mistake for "every function".
+      .min(1, 'must not be empty (leave it out for every function)')
+      .max(1000, 'must name at most 1000 functions')
+      .optional(),
+  },
+  {
+    error: (i) =>
+      i.code === 'unrecognized_keys'
+        ? `unknown field(s): ${i.keys.map((k) => `'${k}'`).join(', ')}`
+        : 'the body must be a JSON object {"name", "scopes", "functionIds"?}',
+  },
+);
+
+/** A key as the API shows it: never its secret (only its hash is stored). */
+interface ApiKeyDto {
+  id: string;
+  name: string;
+  scopes: Scope[];
+  functionIds?: string[];
+  createdAt: string;
+  revokedAt?: string;
+}
+
+const apiKeyDto = (r: ApiKeyRecord): ApiKeyDto => ({
+  id: r.id,
+  name: r.name,
+  scopes: r.scopes,
+  ...(r.allowedFunctionIds ? { functionIds: r.allowedFunctionIds } : {}),
+  createdAt: r.createdAt,
+  ...(r.revokedAt ? { revokedAt: r.revokedAt } : {}),
+});
+
+/**
+ * Why `principal` may not hand out these scopes and functions, or undefined when it may: only scopes it
+ * holds, and, when it is restricted to some functions, a non-empty subset of those. Otherwise a key with
+ * `manage_keys` would be a way to every other scope and function.
+ */
+function beyondAuthority(principal: Principal, scopes: readonly Scope[], functionIds?: readonly string[]) {
+  const missing = scopes.filter((s) => !principal.scopes.has(s));
+  if (missing.length > 0) return `scope(s) the caller does not hold: ${missing.map((s) => `'${s}'`).join(', ')}`;
+  const mine = principal.allowedFunctionIds;
+  if (!mine) return undefined;
+  if (!functionIds) return "every function, while the caller is restricted to some ('functionIds' must name them)";
+  const others = functionIds.filter((id) => !mine.has(id));
+  return others.length > 0 ? `function(s) the caller is not allowed: ${others.join(', ')}` : undefined;
+}
+
+const isSelf = (principal: Principal, id: string) => principal.kind === 'api-key' && principal.subject === id;
+
+/**
+ * `GET|POST /v2/nvcf/keys`, `DELETE /v2/nvcf/keys/{keyId}` (scope `manage_keys`). A caller sees and
+ * revokes the keys it could have created (and itself), so a restricted manager cannot list or revoke
+ * the admin key. A revocation reaches every gateway within its AUTH_CACHE_MS (each caches verified keys).
+ */
+export function keyRoutes(deps: KeyRouteDeps): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
+  const manager = requireAuth(deps.auth, 'manage_keys');
+  const manageable = (principal: Principal, r: ApiKeyRecord) =>
+    isSelf(principal, r.id) || beyondAuthority(principal, r.scopes, r.allowedFunctionIds) === undefined;
+
+  app.get('/v2/nvcf/keys', manager, async (c) => {
+    const principal = c.get('principal');
+    // Oldest first, revoked keys included (with `revokedAt`).
+    const keys = (await deps.keyStore.list()).filter((r) => manageable(principal, r));
+    return c.json({ keys: keys.map(apiKeyDto) });
+  });
+
+  app.post('/v2/nvcf/keys', manager, async (c) => {
+    const req = parseControlRequest(CreateKeyRequest, await readJsonBody(c.req.raw));
+    const functionIds = req.functionIds && [...new Set(req.functionIds.map((id) => id.toLowerCase()))];
+    const refused = beyondAuthority(c.get('principal'), req.scopes, functionIds);
+    if (refused) throw new AppError('PERMISSION_DENIED', `cannot create a key with ${refused}`);
+    const { key, record } = await deps.keyStore.create({
+      name: req.name,
+      scopes: req.scopes,
+      ...(functionIds ? { allowedFunctionIds: functionIds } : {}),
+    });
+    // The only time the secret is shown: nothing on the way may keep a copy.
+    c.header('cache-control', 'no-store');
+    return c.json({ key: apiKeyDto(record), value: key }, 201);
+  });
+
+  app.delete('/v2/nvcf/keys/:keyId', manager, async (c) => {
+    const keyId = uuidParam('keyId', c.req.param('keyId'));
+    const principal = c.get('principal');
+    const record = (await deps.keyStore.list()).find((r) => r.id === keyId);
+    if (!record) throw new AppError('NOT_FOUND', `API key '${keyId}' not found`);
+    if (!manageable(principal, record)) {
+      throw new AppError(
+        'PERMISSION_DENIED',
+        `not allowed to revoke API key '${keyId}': it holds more than the caller`,
+      );
+    }
+    // Revoking twice keeps the first revokedAt.
+    if (!record.revokedAt) await deps.keyStore.revoke(keyId);
+    return c.body(null, 204);
+  });
+  return app;
+}
