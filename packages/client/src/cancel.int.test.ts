@@ -58,6 +58,32 @@ describe('an aborted invoke cancels its request', () => {
   });
 });
 
+describe('nvcf.cancel', () => {
+  it('cancels a queued request (the call waiting on it gets the 499); again is a 409, an unknown id a 404', async () => {
+    const gw = await h.gateway();
+    await (await h.worker()).close(); // the functions are published; no worker runs the request
+    const nvcf = new NvcfClient({ baseUrl: gw.url, apiKey: ADMIN_KEY });
+    let cancelled: Promise<void> | undefined;
+    let requestId = '';
+    const answer = nvcf
+      .invoke(fnId('held'), heldRequest([4, 4, 4, 4]), {
+        pollSeconds: 1,
+        onProgress: (p) => {
+          requestId = p.requestId;
+          cancelled ??= nvcf.cancel(p.requestId);
+        },
+      })
+      .catch((e: unknown) => e);
+    const err = await answer;
+    await cancelled;
+    expect(err).toBeInstanceOf(NvcfError);
+    expect(err).toMatchObject({ status: 499, requestId });
+    expect((await nvcf.queues.depth(fnId('held'))).queues[0]?.queueDepth).toBe(0);
+    await expect(nvcf.cancel(requestId)).rejects.toMatchObject({ status: 409 });
+    await expect(nvcf.cancel(crypto.randomUUID())).rejects.toMatchObject({ status: 404 });
+  });
+});
+
 describe('a stream left early cancels its request', () => {
   it('`break` after the first response stops a decoupled model whose next response is a minute away', async () => {
     const gw = await h.gateway();

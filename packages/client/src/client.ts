@@ -1,5 +1,6 @@
 import { AssetsApi } from './assets.ts';
-import { DeploymentsApi, FunctionsApi, QueuesApi } from './control-plane.ts';
+import { cancelPath } from './cancel.ts';
+import { DeploymentsApi, FunctionsApi, QueuesApi, type RequestOptions } from './control-plane.ts';
 import { type InvokeOptions, type InvokeResult, invokeFunction } from './invoke.ts';
 import { KeysApi } from './keys.ts';
 import {
@@ -41,6 +42,19 @@ export class NvcfClient {
     this.queues = new QueuesApi(this.transport);
     this.assets = new AssetsApi(this.transport);
     this.keys = new KeysApi(this.transport);
+  }
+
+  /**
+   * Cancels a request this credential made (`DELETE /v2/nvcf/pexec/status/{reqId}`): a queued one leaves its queue,
+   * a running decoupled model stops, and every reader of it gets a 499 from then on. Throws NvcfError 409 when it
+   * already had its answer, 404 when unknown. (Aborting `invoke`'s or `stream`'s signal does this by itself.)
+   */
+  async cancel(requestId: string, opts: RequestOptions = {}): Promise<void> {
+    const res = await this.transport.send('DELETE', cancelPath(requestId), {
+      idempotent: true,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    await res.body?.cancel();
   }
 
   /** Invokes a function and waits for its answer (see invokeFunction). */

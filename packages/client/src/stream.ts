@@ -54,7 +54,11 @@ export async function* streamFunction(
   // Whether the request is over for the caller: its stream ended, or failed on its own (not by an abort).
   let over = false;
   try {
-    yield* events(transport, call, opts, started);
+    for await (const event of events(transport, call, opts, started)) {
+      // OpenAI's terminator: a caller that stops there (the usual `break`) left nothing running.
+      if (event.data === '[DONE]') over = true;
+      yield event;
+    }
     over = true;
   } catch (err) {
     over = !opts.signal?.aborted;
