@@ -7,6 +7,7 @@ import { createTritonV1Service, type TritonV1Options, type TritonV1Service } fro
 import { parseV1Text } from '../triton-v1/v1-codec.ts';
 import type { InferRequestHeaderMsg } from '../triton-v1/v1-messages.ts';
 import { bodyFormat, nvEmpty, nvError, nvInferResponse, nvMessage } from './v1-http-responses.ts';
+import { v1Health, v1Infer, v1ModelControl, v1RepositoryIndex, v1Status } from './v1-openapi.ts';
 
 export interface TritonV1HttpOptions extends TritonV1Options {
   logger: Logger;
@@ -35,7 +36,7 @@ export function tritonV1Routes(core: InferenceCore, opts: TritonV1HttpOptions): 
   const app = new Hono();
   if (opts.restrict) app.use('/api/*', opts.restrict);
 
-  app.get('/api/health/:mode', (c) => {
+  app.get('/api/health/:mode', v1Health, (c) => {
     const ok = v1.health(c.req.param('mode'));
     // Not live / not ready is no error: 400 with code SUCCESS (TRTIS 1.x API).
     return nvEmpty(v1.requestStatus(), ok ? 200 : 400);
@@ -46,8 +47,8 @@ export function tritonV1Routes(core: InferenceCore, opts: TritonV1HttpOptions): 
     const message = await v1.status(c.req.param('model'));
     return nvMessage(v1.requestStatus(), 'ServerStatus', message, format);
   };
-  app.get('/api/status', status);
-  app.get('/api/status/:model', status);
+  app.get('/api/status', v1Status(false), status);
+  app.get('/api/status/:model', v1Status(true), status);
 
   const infer = async (c: Context) => {
     const text = c.req.header('nv-inferrequest');
@@ -63,15 +64,15 @@ export function tritonV1Routes(core: InferenceCore, opts: TritonV1HttpOptions): 
     const result = await v1.infer({ model, ...(version !== undefined ? { version } : {}), header, raw, signal });
     return nvInferResponse(v1.requestStatus(), result, format);
   };
-  app.post('/api/infer/:model', infer);
-  app.post('/api/infer/:model/:version', infer);
+  app.post('/api/infer/:model', v1Infer(false), infer);
+  app.post('/api/infer/:model/:version', v1Infer(true), infer);
 
-  app.post('/api/modelcontrol/:action{load|unload}/:model', async (c) => {
+  app.post('/api/modelcontrol/:action{load|unload}/:model', v1ModelControl, async (c) => {
     await v1.modelControl(c.req.param('action') as 'load' | 'unload', c.req.param('model'));
     return nvEmpty(v1.requestStatus());
   });
 
-  app.post('/api/repository/index', async (c) => {
+  app.post('/api/repository/index', v1RepositoryIndex, async (c) => {
     const format = bodyFormat(c, ['text', 'binary', 'json']);
     return nvMessage(v1.requestStatus(), 'ModelRepositoryIndex', await v1.repositoryIndex(), format);
   });

@@ -4,7 +4,9 @@ import { Hono } from 'hono';
 import type { CoreInferRequest, CoreInferResponse, InferenceCore } from '../core/core-types.ts';
 import { decodeInferCall } from '../inference/infer-call.ts';
 import { kserveError } from './kserve-error.ts';
-import { type ModelPath, modelPath, modelRoutes } from './model-path.ts';
+import { type ModelPath, modelPath, onModelRoutes } from './model-path.ts';
+import { GenerateRequest, GenerateResponse } from './openapi-extension-schemas.ts';
+import { errorResponses, jsonContent, jsonResponse, MODEL_ERRORS, TOO_LARGE } from './openapi-responses.ts';
 
 export interface GenerateRouteOptions {
   maxBodyBytes: number;
@@ -84,6 +86,51 @@ function generateJson(res: CoreInferResponse): string {
 
 const errorMessage = (err: unknown) => (err instanceof AppError ? err.message : 'Internal error');
 
+const GENERATE_ERRORS = {
+  ...MODEL_ERRORS,
+  400: 'Unknown model, a version that is not a number, or a malformed request.',
+  413: TOO_LARGE,
+  500: 'The model failed.',
+  503: 'The requested version is not ready, or the model’s queue is full.',
+};
+
+const generateSpec = {
+  tags: ['generate'],
+  summary: 'Generate (one response)',
+  description:
+    "Triton generate extension: the request's keys map to the model's inputs by name, the response's outputs to " +
+    'keys by name. The model must make exactly one response; decoupled models that make another number answer 400.',
+  requestBody: { required: true, content: jsonContent(GenerateRequest) },
+  responses: {
+    200: jsonResponse('The one response.', GenerateResponse),
+    ...errorResponses({
+      ...GENERATE_ERRORS,
+      400: `${GENERATE_ERRORS[400]} Also: the model made other than exactly one response.`,
+    }),
+  },
+};
+
+const generateStreamSpec = {
+  tags: ['generate'],
+  summary: 'Generate (server-sent events)',
+  description:
+    'Triton generate extension, the HTTP way to decoupled models: one server-sent event `data: <generate_response>` ' +
+    'per response, as the model makes it. A failure before the first response is an ordinary error answer; after ' +
+    'it, an event `data: {"error": "…"}` ends the stream. A client that goes away stops the model.',
+  requestBody: { required: true, content: jsonContent(GenerateRequest) },
+  responses: {
+    200: {
+      description: 'The responses as events, each a generate_response (or a final error_response).',
+      content: {
+        'text/event-stream': {
+          schema: { type: 'string', description: 'Events `data: <JSON>` separated by blank lines.' } as const,
+        },
+      },
+    },
+    ...errorResponses(GENERATE_ERRORS),
+  },
+};
+
 /**
  * Triton's generate extension, the HTTP way to a decoupled model (Triton generate extension):
  * `POST /v2/models/{m}[/versions/{v}]/generate` answers with exactly one response (a decoupled model that makes
@@ -97,7 +144,7 @@ export function generateRoutes(core: InferenceCore, opts: GenerateRouteOptions):
   const read = async (req: Request, model: ModelPath) =>
     generateCall(core, model, await readRequestBody(req, opts.maxBodyBytes), opts.maxElements);
 
-  app.on('POST', modelRoutes('generate'), async (c) => {
+  onModelRoutes(app, 'POST', 'generate', generateSpec, async (c) => {
     const model = modelPath(c);
     const request = { ...(await read(c.req.raw, model)), signal: c.req.raw.signal, inputsOwned: true };
     const responses: CoreInferResponse[] = [];
@@ -112,7 +159,7 @@ export function generateRoutes(core: InferenceCore, opts: GenerateRouteOptions):
     return new Response(generateJson(only), { status: 200, headers: { 'content-type': 'application/json' } });
   });
 
-  app.on('POST', modelRoutes('generate_stream'), async (c) => {
+  onModelRoutes(app, 'POST', 'generate_stream', generateStreamSpec, async (c) => {
     const model = modelPath(c);
     const request = { ...(await read(c.req.raw, model)), inputsOwned: true };
     const stop = new AbortController();

@@ -9,6 +9,7 @@ import { generateRoutes } from './generate-routes.ts';
 import { inferRoute } from './infer-route.ts';
 import { kserveError, kserveErrorHandler } from './kserve-error.ts';
 import { modelInfoRoutes } from './model-routes.ts';
+import { openApiRoutes } from './openapi-routes.ts';
 import { repositoryRoutes } from './repository-routes.ts';
 import { restrictHttpApis } from './restricted-api-middleware.ts';
 import { serverRoutes } from './server-routes.ts';
@@ -37,7 +38,8 @@ export interface KserveHttpOptions extends Pick<TritonV1Options, 'strictReadines
  * The KServe V2 / Triton HTTP surface (Open Inference Protocol REST; Triton protocol) over a transport-neutral core:
  * health and metadata, infer (JSON, binary tensor data, raw single input, classification), generate and
  * generate_stream (the way to decoupled models over HTTP), config,
- * statistics and the model repository extension. Errors are `{"error": "..."}` with Triton's status
+ * statistics and the model repository extension; `GET /openapi.json` describes them all (OpenAPI 3.1, from the
+ * routes' `describeRoute` annotations) and `GET /docs` renders it. Errors are `{"error": "..."}` with Triton's status
  * for their code; unknown routes are 404 `{"error":"Not Found"}`. Request bodies may be gzip or
  * deflate; successful infer responses (only those, as Triton) are compressed when `Accept-Encoding` asks. Every route serves the core as given, load and
  * unload included: a caller that must narrow what the network sees (model-control mode, private models) hands
@@ -69,6 +71,8 @@ export function createKserveHttpApp(core: InferenceCore, opts: KserveHttpOptions
     }),
   );
   app.route('/', tritonV1Routes(core, { ...opts, maxBodyBytes, maxElements, restrict }));
+  // Outside `/v2` and `/api`, so no restriction applies: the description of the API is never secret.
+  app.route('/', openApiRoutes(app, core.serverVersion));
   app.notFound(() => kserveError(404, 'Not Found'));
   app.onError(kserveErrorHandler(opts.logger));
   return app;
