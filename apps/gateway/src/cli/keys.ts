@@ -59,6 +59,12 @@ async function main(argv: string[]): Promise<number> {
     },
   });
   const [command, arg] = positionals;
+  // Key management moved to the gateway's HTTP API; signing a token needs the secret, so it stays here.
+  if (command !== 'token') {
+    process.stderr.write(
+      "keys: deprecated: use `nvcf keys create|list|revoke` (the gateway's keys API, scope manage_keys); `keys token` stays here (it signs locally with NVCF_JWT_SECRET)\n",
+    );
+  }
   if (values.help || !command) {
     process.stdout.write(`${USAGE}\n`);
     return values.help ? 0 : 2;
