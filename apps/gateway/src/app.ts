@@ -8,6 +8,7 @@ import type { Authenticator } from './auth/authenticator.ts';
 import type { FunctionService } from './control/function-service.ts';
 import type { EventStreamDeps } from './http/event-stream-response.ts';
 import { openWaitLimit } from './http/open-waits.ts';
+import { openApiRoutes } from './http/openapi-routes.ts';
 import { errorToProblem, problemResponse } from './http/problem-response.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import type { InvocationService } from './invocation/invocation-service.ts';
@@ -80,6 +81,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   app.route('/', queueRoutes(deps));
   app.route('/', assetRoutes(deps));
   app.route('/', keyRoutes(deps));
+  // No credential: the document describes every route above (those with a `describeRoute`).
+  app.route('/', openApiRoutes(app));
   app.notFound((c) => problemResponse(404, `No route for ${c.req.method} ${c.req.path}`, { instance: c.req.path }));
   app.onError((err, c) => {
     const { response, internal } = errorToProblem(err, c.req.path);

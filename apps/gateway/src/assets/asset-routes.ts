@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { readJsonBody } from '../http/json-body.ts';
+import { describeOperation, jsonContent, jsonResponse, Reason } from '../http/openapi-operation.ts';
+import { headerParam, SIGNED_URL_QUERY, timestamp, uuidPath, uuidString } from '../http/openapi-schemas.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 import { type AssetService, DESCRIPTION_HEADER } from './asset-service.ts';
 
@@ -19,20 +21,54 @@ export interface AssetRouteDeps {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
 const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
-export const CreateAssetRequest = z.object({
-  contentType: z
-    .string()
-    .trim()
-    .min(1, 'must not be empty')
-    .max(255)
-    .regex(/^[\u0021-\u007e][\u0020-\u007e]*$/, 'must be printable ASCII'),
-  description: z
-    .string()
-    .trim()
-    .max(2048)
-    .refine((s) => !CONTROL.test(s), 'must not contain control characters')
-    .default(''),
-});
+export const CreateAssetRequest = z
+  .object({
+    contentType: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(255)
+      .regex(/^[\u0021-\u007e][\u0020-\u007e]*$/, 'must be printable ASCII'),
+    description: z
+      .string()
+      .trim()
+      .max(2048)
+      .refine((s) => !CONTROL.test(s), 'must not contain control characters')
+      .default(''),
+  })
+  .meta({ id: 'CreateAssetRequest' });
+
+const CreateAssetResponse = z
+  .object({
+    assetId: uuidString(),
+    uploadUrl: z
+      .string()
+      .meta({ format: 'uri' })
+      .describe('PUT the bytes here, with no credential (signed, expiring).'),
+    contentType: z.string(),
+    description: z.string(),
+  })
+  .meta({ id: 'CreateAssetResponse' });
+const AssetDto = z
+  .object({
+    assetId: uuidString(),
+    description: z.string(),
+    contentType: z.string(),
+    createdAt: timestamp().optional().describe('On a single asset’s read.'),
+  })
+  .meta({ id: 'AssetDto' });
+const ListAssetsResponse = z.object({ assets: z.array(AssetDto) }).meta({ id: 'ListAssetsResponse' });
+const AssetResponse = z.object({ asset: AssetDto }).meta({ id: 'AssetResponse' });
+
+const tag = 'Asset Management';
+const SCOPES = ['invoke_function'] as const;
+const ASSET_ID = uuidPath('assetId', 'The asset id.');
+const DESCRIPTION_PARAM = headerParam(
+  DESCRIPTION_HEADER,
+  'The asset’s description, exactly as given when it was created (it is part of the signature).',
+  { type: 'string' },
+);
+const UNKNOWN_ASSET = 'Unknown asset, or another credential’s (`NotFound error: failed to find asset <id>`).';
 
 const summary = (a: AssetRecord) => ({ assetId: a.assetId, description: a.description, contentType: a.contentType });
 
@@ -52,12 +88,49 @@ export function assetRoutes(deps: AssetRouteDeps): Hono<AuthEnv> {
   const invoker = requireAuth(deps.auth, 'invoke_function');
   const assetIdOf = (value: string) => uuidParam('assetId', value);
 
-  app.post('/v2/nvcf/assets', invoker, async (c) => {
+  const create = describeOperation({
+    tag,
+    operationId: 'createAsset',
+    summary: 'Create an asset',
+    description:
+      'Records an asset and answers the signed URL to PUT its bytes to. Assets belong to the credential that created ' +
+      'them and expire after ASSET_TTL_SECONDS.',
+    scopes: SCOPES,
+    requestBody: { required: true, content: jsonContent(CreateAssetRequest) },
+    responses: { 200: jsonResponse('The asset and its upload URL.', CreateAssetResponse) },
+    problems: {
+      400: Reason.badJson,
+      403: 'The credential’s asset count quota (ASSET_QUOTA_COUNT) is used up.',
+      413: Reason.controlTooLarge,
+    },
+  });
+  app.post('/v2/nvcf/assets', create, invoker, async (c) => {
     const input = parseControlRequest(CreateAssetRequest, await readJsonBody(c.req.raw));
     return c.json(await assets.create(c.get('principal').subject, input, new URL(c.req.url).origin));
   });
 
-  app.put('/v2/nvcf/assets/:assetId/upload', async (c) => {
+  const upload = describeOperation({
+    tag,
+    operationId: 'uploadAsset',
+    summary: 'Upload an asset’s bytes',
+    description:
+      'The `uploadUrl` of a created asset: the signature (over the method, path, expiry, Content-Type and ' +
+      'description) is the authorization. Send the Content-Type the asset was created with. A second upload ' +
+      'replaces the first.',
+    parameters: [ASSET_ID, ...SIGNED_URL_QUERY, DESCRIPTION_PARAM],
+    requestBody: { required: true, content: { '*/*': {} } },
+    responses: { 200: { description: 'Stored. Empty body.' } },
+    problems: {
+      400: 'An asset id that is not a UUID, or an invalid Content-Length.',
+      403:
+        'A missing, altered or expired signature, different Content-Type or description headers, or the upload ' +
+        'would pass the credential’s byte quota (ASSET_QUOTA_BYTES).',
+      404: 'The asset was deleted or expired.',
+      413: 'The body is larger than ASSET_MAX_BYTES; the connection is closed.',
+      503: Reason.redis,
+    },
+  });
+  app.put('/v2/nvcf/assets/:assetId/upload', upload, async (c) => {
     const assetId = assetIdOf(c.req.param('assetId'));
     assets.verifyUpload(assetId, {
       expires: c.req.query('expires'),
@@ -76,16 +149,42 @@ export function assetRoutes(deps: AssetRouteDeps): Hono<AuthEnv> {
     return c.body(null, 200);
   });
 
-  app.get('/v2/nvcf/assets', invoker, async (c) => {
+  const list = describeOperation({
+    tag,
+    operationId: 'getAssets',
+    summary: 'List assets',
+    scopes: SCOPES,
+    responses: { 200: jsonResponse('The credential’s assets.', ListAssetsResponse) },
+  });
+  app.get('/v2/nvcf/assets', list, invoker, async (c) => {
     return c.json({ assets: (await assets.list(c.get('principal').subject)).map(summary) });
   });
 
-  app.get('/v2/nvcf/assets/:assetId', invoker, async (c) => {
+  const get = describeOperation({
+    tag,
+    operationId: 'getAsset',
+    summary: 'Get an asset',
+    scopes: SCOPES,
+    parameters: [ASSET_ID],
+    responses: { 200: jsonResponse('The asset.', AssetResponse) },
+    problems: { 400: Reason.notUuid, 404: UNKNOWN_ASSET },
+  });
+  app.get('/v2/nvcf/assets/:assetId', get, invoker, async (c) => {
     const asset = await assets.get(c.get('principal').subject, assetIdOf(c.req.param('assetId')));
     return c.json({ asset: { ...summary(asset), createdAt: asset.createdAt } });
   });
 
-  app.delete('/v2/nvcf/assets/:assetId', invoker, async (c) => {
+  const remove = describeOperation({
+    tag,
+    operationId: 'deleteAsset',
+    summary: 'Delete an asset',
+    description: 'Deletes the record and the bytes.',
+    scopes: SCOPES,
+    parameters: [ASSET_ID],
+    responses: { 204: { description: 'Deleted.' } },
+    problems: { 400: Reason.notUuid, 404: UNKNOWN_ASSET },
+  });
+  app.delete('/v2/nvcf/assets/:assetId', remove, invoker, async (c) => {
     await assets.remove(c.get('principal').subject, assetIdOf(c.req.param('assetId')));
     return c.body(null, 204);
   });

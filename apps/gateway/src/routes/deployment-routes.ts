@@ -1,15 +1,53 @@
 import { DeploymentRequest, parseControlRequest } from '@nvcf/protocol';
 import type { FunctionRegistry, FunctionVersion, Keys } from '@nvcf/queue';
 import { type Context, Hono } from 'hono';
+import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requireFunction } from '../auth/principal.ts';
 import type { FunctionService } from '../control/function-service.ts';
 import { readJsonBody } from '../http/json-body.ts';
+import { describeOperation, jsonContent, jsonResponse, type OperationSpec, Reason } from '../http/openapi-operation.ts';
+import { FUNCTION_ID, VERSION_ID } from '../http/openapi-schemas.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
-import { deploymentDto, functionDto } from './function-dto.ts';
+import {
+  DeploymentResponse,
+  deploymentDto,
+  FunctionResponse,
+  functionDto,
+  GpuSpecificationDto,
+} from './function-dto.ts';
 
 const PATH = '/v2/nvcf/deployments/functions/:functionId/versions/:versionId';
+
+/** The body POST and PUT parse (`DeploymentRequest`), documented with its specifications as a component. */
+const FunctionDeploymentRequest = DeploymentRequest.extend({
+  deploymentSpecifications: z.array(GpuSpecificationDto).min(1),
+}).meta({ id: 'FunctionDeploymentRequest' });
+
+const SCOPES = ['deploy_function'] as const;
+const deploySpec = (update: boolean): OperationSpec => ({
+  tag: 'Function Deployment',
+  operationId: update ? 'updateFunctionDeployment' : 'createFunctionDeployment',
+  summary: update ? 'Change a deployment' : 'Deploy a function version',
+  description: update
+    ? 'Replaces the deployment specifications; `gpu` and `backend` cannot change.'
+    : 'Workers holding the version’s model start serving it at once. `minInstances: 0` keeps it invocable ' +
+      'without a live worker (requests wait in its queue).',
+  scopes: SCOPES,
+  parameters: [FUNCTION_ID, VERSION_ID],
+  requestBody: { required: true, content: jsonContent(FunctionDeploymentRequest) },
+  responses: { 200: jsonResponse('The deployment.', DeploymentResponse) },
+  problems: {
+    400: `${Reason.badJson} ${
+      update ? '`gpu` or `backend` changed.' : 'The version is already deployed (use PUT).'
+    } ${Reason.notUuid}`,
+    403: Reason.functionNotAllowed,
+    404: update ? 'Unknown function or version, or a version that is not deployed.' : 'Unknown function or version.',
+    413: Reason.controlTooLarge,
+  },
+});
+const ID_PROBLEMS = { 400: Reason.notUuid, 403: Reason.functionNotAllowed, 404: 'Unknown function or version.' };
 
 /**
  * `POST|GET|PUT|DELETE /v2/nvcf/deployments/functions/{fid}/versions/{vid}` (NVCF API reference:
@@ -22,7 +60,7 @@ export function deploymentRoutes(
   keys: Keys,
 ): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
-  const deployer = requireAuth(auth, 'deploy_function');
+  const deployer = requireAuth(auth, ...SCOPES);
   const ids = (c: Context<AuthEnv>) => {
     const functionId = uuidParam('functionId', c.req.param('functionId') ?? '');
     requireFunction(c.get('principal'), functionId);
@@ -38,17 +76,47 @@ export function deploymentRoutes(
     return c.json(await dto(await functions.deploy(functionId, versionId, req, { update })));
   };
 
-  app.post(PATH, deployer, deploy(false));
-  app.put(PATH, deployer, deploy(true));
-  app.get(PATH, deployer, async (c) => {
-    const { functionId, versionId } = ids(c);
-    return c.json(await dto(await functions.get(functionId, versionId)));
-  });
+  app.post(PATH, describeOperation(deploySpec(false)), deployer, deploy(false));
+  app.put(PATH, describeOperation(deploySpec(true)), deployer, deploy(true));
+  app.get(
+    PATH,
+    describeOperation({
+      tag: 'Function Deployment',
+      operationId: 'getFunctionDeployment',
+      summary: 'Get a deployment',
+      scopes: SCOPES,
+      parameters: [FUNCTION_ID, VERSION_ID],
+      responses: {
+        200: jsonResponse('The deployment (no specifications while the version is not deployed).', DeploymentResponse),
+      },
+      problems: ID_PROBLEMS,
+    }),
+    deployer,
+    async (c) => {
+      const { functionId, versionId } = ids(c);
+      return c.json(await dto(await functions.get(functionId, versionId)));
+    },
+  );
   // Workers finish the version's in-flight requests before they stop consuming it (graceful either way).
-  app.delete(PATH, deployer, async (c) => {
-    const { functionId, versionId } = ids(c);
-    const fv = await functions.undeploy(functionId, versionId);
-    return c.json({ function: functionDto(fv, []) });
-  });
+  app.delete(
+    PATH,
+    describeOperation({
+      tag: 'Function Deployment',
+      operationId: 'deleteFunctionDeployment',
+      summary: 'Undeploy a function version',
+      description:
+        'Workers finish the version’s in-flight requests, then stop serving it; its status becomes INACTIVE.',
+      scopes: SCOPES,
+      parameters: [FUNCTION_ID, VERSION_ID],
+      responses: { 200: jsonResponse('The undeployed version.', FunctionResponse) },
+      problems: ID_PROBLEMS,
+    }),
+    deployer,
+    async (c) => {
+      const { functionId, versionId } = ids(c);
+      const fv = await functions.undeploy(functionId, versionId);
+      return c.json({ function: functionDto(fv, []) });
+    },
+  );
   return app;
 }

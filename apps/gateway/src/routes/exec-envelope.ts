@@ -1,6 +1,29 @@
+import { z } from 'zod';
+import { uuidString } from '../http/openapi-schemas.ts';
 import { problemResponse } from '../http/problem-response.ts';
 import type { InvocationOutcome } from '../invocation/invocation-service.ts';
 import { relayedProblem } from '../invocation/relayed-problem.ts';
+
+/** The envelope's body, under NVCF's component name. */
+export const InvokeFunctionResponse = z
+  .object({
+    reqId: uuidString(),
+    status: z.enum(['pending-evaluation', 'fulfilled', 'errored']),
+    response: z
+      .unknown()
+      .optional()
+      .describe(
+        'The function’s answer: its JSON embedded, text as a string, anything else base64. On `errored`, its error body.',
+      ),
+    responseReference: z
+      .string()
+      .meta({ format: 'uri' })
+      .optional()
+      .describe('A result over the direct limit: its signed URL (`GET /v2/nvcf/results/{requestId}`).'),
+    percentComplete: z.number().int().min(0).max(100).optional(),
+    errorCode: z.number().int().optional().describe('On `errored`: the function’s HTTP status.'),
+  })
+  .meta({ id: 'InvokeFunctionResponse' });
 
 /**
  * The legacy exec envelope (NVCF behaviour: exec envelope): `{reqId, status, response | responseReference,

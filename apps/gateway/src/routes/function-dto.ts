@@ -1,5 +1,100 @@
-import { functionStatus } from '@nvcf/protocol';
-import type { FunctionVersion } from '@nvcf/queue';
+import { DeploymentSpecification, FUNCTION_STATUSES, functionStatus } from '@nvcf/protocol';
+import { FunctionVersion } from '@nvcf/queue';
+import { z } from 'zod';
+import { timestamp, uuidString } from '../http/openapi-schemas.ts';
+
+/**
+ * The response shapes of the function and deployment routes, under NVCF's component names (NVCF API reference:
+ * FunctionDto, FunctionDeploymentDto…) with our additions. Open to fields beyond these: a function keeps the
+ * container fields of its create request as given.
+ */
+const ArtifactDto = z.object({ name: z.string(), version: z.string(), uri: z.string() }).meta({
+  id: 'ArtifactDto',
+  description: 'A model or resource: `model-repository://<name>/<version>` or `asset://<assetId>`.',
+});
+
+const ContainerEnvironmentEntryDto = z
+  .object({ key: z.string(), value: z.string() })
+  .meta({ id: 'ContainerEnvironmentEntryDto' });
+
+const InstanceDto = z
+  .object({
+    instanceId: z.string().describe('The worker id.'),
+    functionId: uuidString(),
+    functionVersionId: uuidString(),
+    instanceStatus: z.enum(['ACTIVE', 'ERRORED', 'PREEMPTED', 'DELETED']),
+    ncaId: z.string(),
+  })
+  .meta({ id: 'InstanceDto', description: 'A live worker serving the version.' });
+
+/** Not in NVCF's DTO: what a caller needs to build a KServe V2 request body for the function. */
+const FunctionModel = FunctionVersion.shape.model.meta({
+  id: 'FunctionModel',
+  description:
+    'Ours: the ONNX model behind the function, with its inputs and outputs (`-1` marks a dynamic dimension). ' +
+    '`sequence`: sequence batching, a sequence’s requests go to one worker.',
+});
+
+const FunctionDto = z
+  .object({
+    id: uuidString().describe('Function id.'),
+    ncaId: z.string().describe('NVIDIA Cloud Account id.'),
+    versionId: uuidString().describe('Function version id.'),
+    name: z.string(),
+    status: z.enum(FUNCTION_STATUSES),
+    inferenceUrl: z.string(),
+    ownedByDifferentAccount: z.boolean(),
+    inferencePort: z.number().int().optional(),
+    containerImage: z.string().optional(),
+    containerArgs: z.string().optional(),
+    containerEnvironment: z.array(ContainerEnvironmentEntryDto),
+    helmChart: z.string().optional(),
+    helmChartServiceName: z.string().optional(),
+    healthUri: z.string().optional(),
+    models: z.array(ArtifactDto),
+    resources: z.array(ArtifactDto).optional(),
+    secretNames: z.array(z.string()).optional().describe('Ours: the names of the secrets given (never their values).'),
+    apiBodyFormat: z.enum(['CUSTOM', 'PREDICT_V2']),
+    functionType: z.enum(['DEFAULT', 'STREAMING', 'LLM']),
+    createdAt: timestamp(),
+    description: z.string(),
+    tags: z.array(z.string()),
+    activeInstances: z.array(InstanceDto),
+    model: FunctionModel,
+  })
+  .loose()
+  .meta({
+    id: 'FunctionDto',
+    description:
+      'One function version. Status: INACTIVE (not deployed), DEPLOYING (deployed, no live worker, `minInstances: 0`: ' +
+      'invocable, requests wait), DEGRADED (no live worker), DEGRADING (fewer than `minInstances`), ACTIVE.',
+  });
+
+export const FunctionResponse = z.object({ function: FunctionDto }).meta({ id: 'FunctionResponse' });
+export const CreateFunctionResponse = z.object({ function: FunctionDto }).meta({ id: 'CreateFunctionResponse' });
+export const ListFunctionsResponse = z
+  .object({ functions: z.array(FunctionDto) })
+  .meta({ id: 'ListFunctionsResponse' });
+export const ListFunctionIdsResponse = z
+  .object({ functionIds: z.array(uuidString()) })
+  .meta({ id: 'ListFunctionIdsResponse' });
+
+/** A deployment specification, as the deployment request gives it and the deployment answers it. */
+export const GpuSpecificationDto = DeploymentSpecification.meta({ id: 'GpuSpecificationDto' });
+
+const FunctionDeploymentDto = z
+  .object({
+    functionId: uuidString(),
+    functionVersionId: uuidString(),
+    ncaId: z.string(),
+    functionStatus: z.enum(FUNCTION_STATUSES),
+    requestQueueUrl: z.string().describe('The version’s queue.'),
+    healthInfo: z.array(z.object({ gpu: z.string(), backend: z.string(), error: z.string() }).loose()),
+    deploymentSpecifications: z.array(GpuSpecificationDto),
+  })
+  .meta({ id: 'FunctionDeploymentDto' });
+
+export const DeploymentResponse = z.object({ deployment: FunctionDeploymentDto }).meta({ id: 'DeploymentResponse' });
 
 /** FunctionDto (NVCF API reference) for one version, with its live workers as active instances. */
 export function functionDto(fv: FunctionVersion, workerIds: string[]) {

@@ -6,8 +6,45 @@ import type { Authenticator } from '../auth/authenticator.ts';
 import { mayAccessFunction, requireFunction } from '../auth/principal.ts';
 import type { FunctionService } from '../control/function-service.ts';
 import { readJsonBody } from '../http/json-body.ts';
+import { describeOperation, jsonContent, jsonResponse, type OperationSpec, Reason } from '../http/openapi-operation.ts';
+import { FUNCTION_ID, VERSION_ID } from '../http/openapi-schemas.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
-import { functionDto } from './function-dto.ts';
+import {
+  CreateFunctionResponse,
+  FunctionResponse,
+  functionDto,
+  ListFunctionIdsResponse,
+  ListFunctionsResponse,
+} from './function-dto.ts';
+
+/** The bodies these routes parse, under NVCF's component names. */
+const CreateFunctionBody = CreateFunctionRequest.meta({ id: 'CreateFunctionRequest' });
+const UpdateMetadataBody = UpdateMetadataRequest.meta({ id: 'UpdateFunctionMetadataRequest' });
+
+const LIST = ['list_functions', 'list_functions_details'] as const;
+const tag = 'Function Management';
+const UNKNOWN_FUNCTION = 'Unknown function.';
+const UNKNOWN_VERSION = 'Unknown function or version.';
+
+const createSpec = (versioned: boolean): OperationSpec => ({
+  tag,
+  operationId: versioned ? 'createFunctionVersion' : 'createFunction',
+  summary: versioned ? 'Create a function version' : 'Create a function',
+  description:
+    `${versioned ? 'A new version of the function' : 'A new function, with its first version'}, status INACTIVE ` +
+    'until deployed. `models[0]` names the ONNX model: `model-repository://<name>/<version>` (a worker must hold ' +
+    'it) or `asset://<assetId>` (an uploaded `.onnx` file or a zipped Triton model directory).',
+  scopes: ['register_function'],
+  parameters: versioned ? [FUNCTION_ID] : [],
+  requestBody: { required: true, content: jsonContent(CreateFunctionBody) },
+  responses: { 200: jsonResponse('The created version.', CreateFunctionResponse) },
+  problems: {
+    400: `${Reason.badJson} Or: the model is in no worker’s repository, or is not a usable ONNX model or archive.${versioned ? ` ${Reason.notUuid}` : ''}`,
+    ...(versioned ? { 403: Reason.functionNotAllowed } : {}),
+    404: versioned ? 'Unknown function, or an unknown asset in `models[0]`.' : 'An unknown asset in `models[0]`.',
+    413: Reason.controlTooLarge,
+  },
+});
 
 /** Function registration and lookup (NVCF API reference: function management): one DTO per version. */
 export function functionRoutes(
@@ -16,65 +53,145 @@ export function functionRoutes(
   auth: Authenticator,
 ): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
-  const lister = requireAuth(auth, 'list_functions', 'list_functions_details');
+  const lister = requireAuth(auth, ...LIST);
   const withLive = async (fvs: FunctionVersion[]) => {
     const live = await registry.liveWorkers(fvs.map((fv) => fv.versionId));
     return fvs.map((fv, i) => functionDto(fv, live[i] ?? []));
   };
 
-  app.get('/v2/nvcf/functions', lister, async (c) => {
-    const principal = c.get('principal');
-    // A key restricted to some functions sees only those.
-    const all = (await registry.list()).filter((fv) => mayAccessFunction(principal, fv.id));
-    return c.json({ functions: await withLive(all) });
-  });
-  app.get('/v2/nvcf/functions/ids', lister, async (c) => {
-    const principal = c.get('principal');
-    const ids = new Set((await registry.list()).map((fv) => fv.id).filter((id) => mayAccessFunction(principal, id)));
-    return c.json({ functionIds: [...ids] });
-  });
-  app.get('/v2/nvcf/functions/:functionId/versions', lister, async (c) => {
-    const functionId = uuidParam('functionId', c.req.param('functionId'));
-    requireFunction(c.get('principal'), functionId);
-    return c.json({ functions: await withLive(await functions.versions(functionId)) });
-  });
-  app.get('/v2/nvcf/functions/:functionId/versions/:versionId', lister, async (c) => {
-    const functionId = uuidParam('functionId', c.req.param('functionId'));
-    requireFunction(c.get('principal'), functionId);
-    const fv = await functions.get(functionId, uuidParam('versionId', c.req.param('versionId')));
-    return c.json({ function: (await withLive([fv]))[0] });
-  });
+  app.get(
+    '/v2/nvcf/functions',
+    describeOperation({
+      tag,
+      operationId: 'listFunctions',
+      summary: 'List functions',
+      description: 'Every version of every function the credential may access.',
+      scopes: LIST,
+      responses: { 200: jsonResponse('The versions.', ListFunctionsResponse) },
+    }),
+    lister,
+    async (c) => {
+      const principal = c.get('principal');
+      // A key restricted to some functions sees only those.
+      const all = (await registry.list()).filter((fv) => mayAccessFunction(principal, fv.id));
+      return c.json({ functions: await withLive(all) });
+    },
+  );
+  app.get(
+    '/v2/nvcf/functions/ids',
+    describeOperation({
+      tag,
+      operationId: 'getFunctionIds',
+      summary: 'List function ids',
+      scopes: LIST,
+      responses: { 200: jsonResponse('The ids of the functions the credential may access.', ListFunctionIdsResponse) },
+    }),
+    lister,
+    async (c) => {
+      const principal = c.get('principal');
+      const ids = new Set((await registry.list()).map((fv) => fv.id).filter((id) => mayAccessFunction(principal, id)));
+      return c.json({ functionIds: [...ids] });
+    },
+  );
+  app.get(
+    '/v2/nvcf/functions/:functionId/versions',
+    describeOperation({
+      tag,
+      operationId: 'listFunctionVersions',
+      summary: 'List a function’s versions',
+      scopes: LIST,
+      parameters: [FUNCTION_ID],
+      responses: { 200: jsonResponse('The function’s versions, oldest first.', ListFunctionsResponse) },
+      problems: { 400: Reason.notUuid, 403: Reason.functionNotAllowed, 404: UNKNOWN_FUNCTION },
+    }),
+    lister,
+    async (c) => {
+      const functionId = uuidParam('functionId', c.req.param('functionId'));
+      requireFunction(c.get('principal'), functionId);
+      return c.json({ functions: await withLive(await functions.versions(functionId)) });
+    },
+  );
+  app.get(
+    '/v2/nvcf/functions/:functionId/versions/:versionId',
+    describeOperation({
+      tag,
+      operationId: 'getFunction',
+      summary: 'Get a function version',
+      scopes: LIST,
+      parameters: [FUNCTION_ID, VERSION_ID],
+      responses: { 200: jsonResponse('The version.', FunctionResponse) },
+      problems: { 400: Reason.notUuid, 403: Reason.functionNotAllowed, 404: UNKNOWN_VERSION },
+    }),
+    lister,
+    async (c) => {
+      const functionId = uuidParam('functionId', c.req.param('functionId'));
+      requireFunction(c.get('principal'), functionId);
+      const fv = await functions.get(functionId, uuidParam('versionId', c.req.param('versionId')));
+      return c.json({ function: (await withLive([fv]))[0] });
+    },
+  );
 
   const register = requireAuth(auth, 'register_function');
-  app.post('/v2/nvcf/functions', register, async (c) => {
-    const req = parseControlRequest(CreateFunctionRequest, await readJsonBody(c.req.raw));
+  app.post('/v2/nvcf/functions', describeOperation(createSpec(false)), register, async (c) => {
+    const req = parseControlRequest(CreateFunctionBody, await readJsonBody(c.req.raw));
     const fv = await functions.create(req, { ownerSubject: c.get('principal').subject });
     return c.json({ function: functionDto(fv, []) });
   });
-  app.post('/v2/nvcf/functions/:functionId/versions', register, async (c) => {
+  app.post('/v2/nvcf/functions/:functionId/versions', describeOperation(createSpec(true)), register, async (c) => {
     const functionId = uuidParam('functionId', c.req.param('functionId'));
     requireFunction(c.get('principal'), functionId);
-    const req = parseControlRequest(CreateFunctionRequest, await readJsonBody(c.req.raw));
+    const req = parseControlRequest(CreateFunctionBody, await readJsonBody(c.req.raw));
     const fv = await functions.create(req, { functionId, ownerSubject: c.get('principal').subject });
     return c.json({ function: functionDto(fv, []) });
   });
 
   app.put(
     '/v2/nvcf/metadata/functions/:functionId/versions/:versionId',
+    describeOperation({
+      tag,
+      operationId: 'updateFunctionMetadata',
+      summary: 'Update a version’s tags and description',
+      scopes: ['update_function'],
+      parameters: [FUNCTION_ID, VERSION_ID],
+      requestBody: { required: true, content: jsonContent(UpdateMetadataBody) },
+      responses: { 200: jsonResponse('The updated version.', FunctionResponse) },
+      problems: {
+        400: `${Reason.badJson} ${Reason.notUuid}`,
+        403: Reason.functionNotAllowed,
+        404: UNKNOWN_VERSION,
+        413: Reason.controlTooLarge,
+      },
+    }),
     requireAuth(auth, 'update_function'),
     async (c) => {
       const functionId = uuidParam('functionId', c.req.param('functionId'));
       requireFunction(c.get('principal'), functionId);
-      const change = parseControlRequest(UpdateMetadataRequest, await readJsonBody(c.req.raw));
+      const change = parseControlRequest(UpdateMetadataBody, await readJsonBody(c.req.raw));
       const fv = await functions.updateMetadata(functionId, uuidParam('versionId', c.req.param('versionId')), change);
       return c.json({ function: (await withLive([fv]))[0] });
     },
   );
-  app.delete('/v2/nvcf/functions/:functionId/versions/:versionId', requireAuth(auth, 'delete_function'), async (c) => {
-    const functionId = uuidParam('functionId', c.req.param('functionId'));
-    requireFunction(c.get('principal'), functionId);
-    await functions.remove(functionId, uuidParam('versionId', c.req.param('versionId')));
-    return c.body(null, 204);
-  });
+  app.delete(
+    '/v2/nvcf/functions/:functionId/versions/:versionId',
+    describeOperation({
+      tag,
+      operationId: 'deleteFunction',
+      summary: 'Delete a function version',
+      description:
+        'Deletes the version (and the function with its last version). Requests still queued for it are answered ' +
+        '404; a model uploaded for it is deleted.',
+      scopes: ['delete_function'],
+      parameters: [FUNCTION_ID, VERSION_ID],
+      responses: { 204: { description: 'Deleted.' } },
+      problems: { 400: Reason.notUuid, 403: Reason.functionNotAllowed, 404: UNKNOWN_VERSION },
+    }),
+    requireAuth(auth, 'delete_function'),
+    async (c) => {
+      const functionId = uuidParam('functionId', c.req.param('functionId'));
+      requireFunction(c.get('principal'), functionId);
+      await functions.remove(functionId, uuidParam('versionId', c.req.param('versionId')));
+      return c.body(null, 204);
+    },
+  );
   return app;
 }

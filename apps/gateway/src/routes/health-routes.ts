@@ -1,6 +1,10 @@
 import { Hono } from 'hono';
 import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { describeOperation, jsonResponse } from '../http/openapi-operation.ts';
 import { problemResponse } from '../http/problem-response.ts';
+
+const HealthComponent = z.object({ status: z.literal('ok') }).meta({ id: 'HealthComponent' });
 
 /**
  * `GET /health` (no auth): healthy when Redis, where all request state lives, answers PING within
@@ -9,7 +13,15 @@ import { problemResponse } from '../http/problem-response.ts';
  */
 export function healthRoutes(redis: Redis, timeoutMs: number): Hono {
   const app = new Hono();
-  app.get('/health', async (c) => {
+  const health = describeOperation({
+    tag: 'Health',
+    operationId: 'getHealth',
+    summary: 'Health',
+    description: `Healthy while Redis, where all request state lives, answers within ${timeoutMs} ms.`,
+    responses: { 200: jsonResponse('Healthy.', HealthComponent) },
+    problems: { 503: 'Redis is unreachable or did not answer in time.' },
+  });
+  app.get('/health', health, async (c) => {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((r) => {
       timer = setTimeout(() => r('late'), timeoutMs);

@@ -6,6 +6,8 @@ import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { Principal } from '../auth/principal.ts';
 import { readJsonBody } from '../http/json-body.ts';
+import { describeOperation, jsonContent, jsonResponse, Reason } from '../http/openapi-operation.ts';
+import { timestamp, uuidPath, uuidString } from '../http/openapi-schemas.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 
 export interface KeyRouteDeps {
@@ -19,41 +21,87 @@ const required = (expected: string) => (issue: { input?: unknown }) =>
 const known = SCOPES.join(', ');
 
 /** The body of `POST /v2/nvcf/keys`. Strict: a misspelt `functionIds` must not quietly mint an unrestricted key. */
-const CreateKeyRequest = z.strictObject(
-  {
-    name: z
-      .string({ error: required('a string') })
-      .min(1, 'must not be empty')
-      .max(128, 'must be at most 128 characters'),
-    scopes: z
-      .array(z.enum(SCOPES, { error: (i) => `has an unknown scope ${JSON.stringify(i.input)} (known: ${known})` }), {
-        error: required('an array of scope names'),
-      })
-      .min(1, 'must name at least one scope'),
-    functionIds: z
-      .array(z.guid({ error: 'must be function ids (UUIDs)' }), { error: 'must be an array of function ids' })
-      // An empty list would be a key for no function at all, and easy to mistake for "every function".
-      .min(1, 'must not be empty (leave it out for every function)')
-      .max(1000, 'must name at most 1000 functions')
-      .optional(),
-  },
-  {
-    error: (i) =>
-      i.code === 'unrecognized_keys'
-        ? `unknown field(s): ${i.keys.map((k) => `'${k}'`).join(', ')}`
-        : 'the body must be a JSON object {"name", "scopes", "functionIds"?}',
-  },
-);
+const CreateKeyRequest = z
+  .strictObject(
+    {
+      name: z
+        .string({ error: required('a string') })
+        .min(1, 'must not be empty')
+        .max(128, 'must be at most 128 characters'),
+      scopes: z
+        .array(z.enum(SCOPES, { error: (i) => `has an unknown scope ${JSON.stringify(i.input)} (known: ${known})` }), {
+          error: required('an array of scope names'),
+        })
+        .min(1, 'must name at least one scope'),
+      functionIds: z
+        .array(z.guid({ error: 'must be function ids (UUIDs)' }), { error: 'must be an array of function ids' })
+        // An empty list would be a key for no function at all, and easy to mistake for "every function".
+        .min(1, 'must not be empty (leave it out for every function)')
+        .max(1000, 'must name at most 1000 functions')
+        .optional(),
+    },
+    {
+      error: (i) =>
+        i.code === 'unrecognized_keys'
+          ? `unknown field(s): ${i.keys.map((k) => `'${k}'`).join(', ')}`
+          : 'the body must be a JSON object {"name", "scopes", "functionIds"?}',
+    },
+  )
+  .meta({ id: 'CreateApiKeyRequest' });
 
 /** A key as the API shows it: never its secret (only its hash is stored). */
-interface ApiKeyDto {
-  id: string;
-  name: string;
-  scopes: Scope[];
-  functionIds?: string[];
-  createdAt: string;
-  revokedAt?: string;
-}
+const ApiKeyDto = z
+  .object({
+    id: uuidString(),
+    name: z.string(),
+    scopes: z.array(z.enum(SCOPES)),
+    functionIds: z.array(uuidString()).optional().describe('The functions it may use; absent: every function.'),
+    createdAt: timestamp(),
+    revokedAt: timestamp().optional(),
+  })
+  .meta({ id: 'ApiKeyDto' });
+type ApiKeyDto = z.infer<typeof ApiKeyDto>;
+const ListApiKeysResponse = z.object({ keys: z.array(ApiKeyDto) }).meta({ id: 'ListApiKeysResponse' });
+const CreateApiKeyResponse = z
+  .object({ key: ApiKeyDto, value: z.string().describe('The secret (`nvapi-…`): shown this once, never again.') })
+  .meta({ id: 'CreateApiKeyResponse' });
+
+const tag = 'API Keys';
+const MANAGE = ['manage_keys'] as const;
+const listKeys = describeOperation({
+  tag,
+  operationId: 'listApiKeys',
+  summary: 'List API keys',
+  description: 'Oldest first, revoked keys included: the keys the caller could have created, and itself.',
+  scopes: MANAGE,
+  responses: { 200: jsonResponse('The keys (never their secrets).', ListApiKeysResponse) },
+});
+const createKey = describeOperation({
+  tag,
+  operationId: 'createApiKey',
+  summary: 'Create an API key',
+  description:
+    'With scopes the caller holds, and (when the caller is restricted to some functions) a subset of its functions. ' +
+    'The secret is in the answer only (`Cache-Control: no-store`).',
+  scopes: MANAGE,
+  requestBody: { required: true, content: jsonContent(CreateKeyRequest) },
+  responses: { 201: jsonResponse('The key and its secret.', CreateApiKeyResponse) },
+  problems: {
+    400: `${Reason.badJson} Unknown fields are refused.`,
+    403: 'The key would hold a scope or a function the caller does not.',
+    413: Reason.controlTooLarge,
+  },
+});
+const revokeKey = describeOperation({
+  tag,
+  operationId: 'revokeApiKey',
+  summary: 'Revoke an API key',
+  description: 'Takes effect on every gateway within its AUTH_CACHE_MS. Revoking twice keeps the first `revokedAt`.',
+  scopes: MANAGE,
+  parameters: [uuidPath('keyId', 'The key id.')],
+  responses: { 204: { description: 'Revoked.' } },
+  problems: { 400: Reason.notUuid, 403: 'The key holds more than the caller.', 404: 'Unknown key.' },
+});
 
 const apiKeyDto = (r: ApiKeyRecord): ApiKeyDto => ({
   id: r.id,
@@ -92,14 +140,14 @@ export function keyRoutes(deps: KeyRouteDeps): Hono<AuthEnv> {
   const manageable = (principal: Principal, r: ApiKeyRecord) =>
     isSelf(principal, r.id) || beyondAuthority(principal, r.scopes, r.allowedFunctionIds) === undefined;
 
-  app.get('/v2/nvcf/keys', manager, async (c) => {
+  app.get('/v2/nvcf/keys', listKeys, manager, async (c) => {
     const principal = c.get('principal');
     // Oldest first, revoked keys included (with `revokedAt`).
     const keys = (await deps.keyStore.list()).filter((r) => manageable(principal, r));
     return c.json({ keys: keys.map(apiKeyDto) });
   });
 
-  app.post('/v2/nvcf/keys', manager, async (c) => {
+  app.post('/v2/nvcf/keys', createKey, manager, async (c) => {
     const req = parseControlRequest(CreateKeyRequest, await readJsonBody(c.req.raw));
     const functionIds = req.functionIds && [...new Set(req.functionIds.map((id) => id.toLowerCase()))];
     const refused = beyondAuthority(c.get('principal'), req.scopes, functionIds);
@@ -114,7 +162,7 @@ export function keyRoutes(deps: KeyRouteDeps): Hono<AuthEnv> {
     return c.json({ key: apiKeyDto(record), value: key }, 201);
   });
 
-  app.delete('/v2/nvcf/keys/:keyId', manager, async (c) => {
+  app.delete('/v2/nvcf/keys/:keyId', revokeKey, manager, async (c) => {
     const keyId = uuidParam('keyId', c.req.param('keyId'));
     const principal = c.get('principal');
     const record = (await deps.keyStore.list()).find((r) => r.id === keyId);

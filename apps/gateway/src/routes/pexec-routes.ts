@@ -13,6 +13,9 @@ import {
   parseLastEventId,
 } from '../http/event-stream-response.ts';
 import { invocationResponse } from '../http/invocation-response.ts';
+import { INVOCATION_PROBLEMS, INVOCATION_RESPONSES } from '../http/openapi-invocation.ts';
+import { describeOperation, type OperationSpec, Reason } from '../http/openapi-operation.ts';
+import { FUNCTION_ID, REQUEST_ID, RequestHeader, responseHeaders, VERSION_ID } from '../http/openapi-schemas.ts';
 import { problemResponse } from '../http/problem-response.ts';
 import { forwardedHeaders } from '../invocation/forwarded-headers.ts';
 import { parseIdempotencyKey } from '../invocation/idempotency-key.ts';
@@ -25,6 +28,106 @@ import { uuidParam } from '../invocation/uuid-param.ts';
 
 /** Without NVCF-POLL-SECONDS, an event stream stays open up to 20 minutes. */
 const SSE_DEFAULT_SECONDS = 20 * 60;
+
+const tag = 'Function Invocation';
+const SCOPES = ['invoke_function'] as const;
+const POLL = RequestHeader.pollSeconds(
+  `default: DEFAULT_POLL_SECONDS, 60; ${SSE_DEFAULT_SECONDS / 60} minutes for SSE`,
+);
+/** A relayed failure of the function carries the request's headers. */
+const RELAYED = ['NVCF-REQID', 'NVCF-STATUS'] as const;
+
+const invokeSpec = (versioned: boolean): OperationSpec => ({
+  tag,
+  operationId: versioned ? 'invokeFunctionVersion' : 'invokeFunction',
+  summary: versioned ? 'Invoke a function version' : 'Invoke a function',
+  description:
+    `${versioned ? 'Runs the request on this version.' : 'Runs the request on a deployed version of the function (preferring versions a worker serves now).'} ` +
+    'Waits up to `NVCF-POLL-SECONDS` for the answer: 200 with it, else 202 with `NVCF-REQID` to poll ' +
+    '`GET /v2/nvcf/pexec/status/{requestId}`. `Accept: text/event-stream` streams the function’s events.',
+  scopes: SCOPES,
+  parameters: [
+    FUNCTION_ID,
+    ...(versioned ? [VERSION_ID] : []),
+    POLL,
+    RequestHeader.assetReferences,
+    RequestHeader.idempotencyKey,
+    RequestHeader.inferenceHeaderContentLength,
+  ],
+  requestBody: {
+    required: true,
+    description:
+      'The function’s input, passed on as sent: a KServe V2 inference request for ONNX functions (JSON, or with the ' +
+      'binary tensor data extension), an OpenAI chat or completion request for LLM-shaped functions, or the ' +
+      'function’s own format. A body without Content-Type is read as JSON.',
+    content: {
+      'application/json': { schema: { description: 'KServe V2 inference request, or the function’s own JSON.' } },
+      'application/octet-stream': { schema: { description: 'Bytes, e.g. a binary tensor data extension body.' } },
+      '*/*': { schema: { description: 'Any other content type, passed on as bytes.' } },
+    },
+  },
+  responses: INVOCATION_RESPONSES,
+  problems: {
+    400:
+      'NVCF-POLL-SECONDS not an integer or over 3600, an invalid Idempotency-Key, an asset reference that is not a ' +
+      `UUID, an empty body or invalid JSON, a version that cannot be invoked (not deployed, DEGRADED). ${Reason.notUuid} ` +
+      `Or: ${INVOCATION_PROBLEMS.refused}`,
+    403: Reason.functionNotAllowed,
+    404: 'Unknown function or version, or an unknown or foreign asset; or the version was deleted before the request ran.',
+    413: 'The body is over MAX_REQUEST_BODY_BYTES; the connection is closed.',
+    422: 'The Idempotency-Key was already used by this credential with another body.',
+    429: INVOCATION_PROBLEMS.tooMany,
+    499: `${INVOCATION_PROBLEMS.cancelled} This call was waiting for it.`,
+    500: INVOCATION_PROBLEMS.failed,
+    503: `${Reason.redis} Or: the first call with this Idempotency-Key is not recorded yet.`,
+  },
+  problemHeaders: { 400: RELAYED, 404: RELAYED, 499: RELAYED, 500: RELAYED },
+});
+
+const statusSpec: OperationSpec = {
+  tag,
+  operationId: 'getInvocationStatus',
+  summary: 'Poll or stream a request',
+  description:
+    'Long-polls the request (any gateway replica): 200 with the answer (delivered once: the id then answers 404), ' +
+    '202 to poll again, 302 for a large result. `Accept: text/event-stream` streams its events; with ' +
+    '`Last-Event-ID` it resumes after that event and takes charge of the request.',
+  scopes: SCOPES,
+  parameters: [REQUEST_ID, POLL, RequestHeader.lastEventId],
+  responses: INVOCATION_RESPONSES,
+  problems: {
+    400: `NVCF-POLL-SECONDS not an integer or over 3600. ${Reason.notUuid} Or: ${INVOCATION_PROBLEMS.refused}`,
+    403:
+      'The request belongs to another credential (a key holding every scope may read any), or to a function the ' +
+      'credential is not allowed.',
+    404: 'Unknown or expired request, or its result was already delivered.',
+    429: 'Too many requests: the credential’s rate limit or its open long-polls and streams.',
+    499: INVOCATION_PROBLEMS.cancelled,
+    500: INVOCATION_PROBLEMS.failed,
+  },
+  problemHeaders: { 400: RELAYED, 404: RELAYED, 499: RELAYED, 500: RELAYED },
+};
+
+const cancelSpec: OperationSpec = {
+  tag,
+  operationId: 'cancelInvocation',
+  summary: 'Cancel a request',
+  description:
+    'Ours (NVCF documents no cancel). Every later poll, stream or exec status read answers 499; a queued request ' +
+    'leaves its queue; a decoupled model stops before its next response; a plain model’s run in progress finishes ' +
+    'and its answer is discarded.',
+  scopes: SCOPES,
+  parameters: [REQUEST_ID],
+  responses: { 204: { description: 'Cancelled.', headers: responseHeaders(['NVCF-REQID']) } },
+  problems: {
+    400: Reason.notUuid,
+    403: 'The request belongs to another credential (a key holding every scope may cancel any).',
+    404: 'Unknown or expired request, or its result was already delivered.',
+    409: 'The request already has its answer.',
+    429: 'The credential’s rate limit.',
+  },
+  problemHeaders: { 404: ['NVCF-REQID'], 409: ['NVCF-REQID'] },
+};
 
 export interface PexecRouteOptions {
   maxBodyBytes: number;
@@ -98,10 +201,25 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     return invocationResponse(outcome, c.req.path, resultUrl(c));
   };
 
-  app.post('/v2/nvcf/pexec/functions/:functionId', invoker, opts.limit, opts.waits, invoke);
-  app.post('/v2/nvcf/pexec/functions/:functionId/versions/:versionId', invoker, opts.limit, opts.waits, invoke);
+  app.post(
+    '/v2/nvcf/pexec/functions/:functionId',
+    describeOperation(invokeSpec(false)),
+    invoker,
+    opts.limit,
+    opts.waits,
+    invoke,
+  );
+  app.post(
+    '/v2/nvcf/pexec/functions/:functionId/versions/:versionId',
+    describeOperation(invokeSpec(true)),
+    invoker,
+    opts.limit,
+    opts.waits,
+    invoke,
+  );
 
-  app.get('/v2/nvcf/pexec/status/:requestId', invoker, opts.limit, opts.waits, async (c) => {
+  const status = describeOperation(statusSpec);
+  app.get('/v2/nvcf/pexec/status/:requestId', status, invoker, opts.limit, opts.waits, async (c) => {
     const wantsEvents = /\btext\/event-stream\b/i.test(c.req.header('accept') ?? '');
     const pollSeconds = parsePollSeconds(
       c.req.header('nvcf-poll-seconds'),
@@ -128,7 +246,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     return invocationResponse(outcome, c.req.path, resultUrl(c));
   });
 
-  app.delete('/v2/nvcf/pexec/status/:requestId', invoker, opts.limit, async (c) => {
+  app.delete('/v2/nvcf/pexec/status/:requestId', describeOperation(cancelSpec), invoker, opts.limit, async (c) => {
     const requestId = uuidParam('requestId', c.req.param('requestId'));
     const principal = c.get('principal');
     const outcome = await opts.cancellation.cancel(requestId, (request) => requireRequestAccess(principal, request));

@@ -1,14 +1,56 @@
-import { AppError, functionStatus } from '@nvcf/protocol';
+import { AppError, FUNCTION_STATUSES, functionStatus } from '@nvcf/protocol';
 import type { FunctionRegistry, InvocationProducer, RequestStore } from '@nvcf/queue';
 import { Hono } from 'hono';
+import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requireFunction } from '../auth/principal.ts';
+import { describeOperation, jsonResponse, type OperationSpec, Reason } from '../http/openapi-operation.ts';
+import { FUNCTION_ID, REQUEST_ID, uuidString, VERSION_ID } from '../http/openapi-schemas.ts';
 import { requireRequestAccess } from '../invocation/request-access.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 
 /** NVCF reports queue positions as an estimate capped at 1000 (NVCF behaviour: queues). */
 const MAX_REPORTED_POSITION = 1000;
+
+const QueueDto = z
+  .object({
+    functionVersionId: uuidString(),
+    functionName: z.string(),
+    functionStatus: z.enum(FUNCTION_STATUSES),
+    queueDepth: z.number().int().min(0).describe('Requests waiting for a worker.'),
+  })
+  .meta({ id: 'QueueDto' });
+const GetQueuesResponse = z
+  .object({ functionId: uuidString(), queues: z.array(QueueDto) })
+  .meta({ id: 'GetQueuesResponse' });
+const GetPositionInQueueResponse = z
+  .object({
+    functionId: uuidString(),
+    functionVersionId: uuidString(),
+    positionInQueue: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_REPORTED_POSITION)
+      .describe(`Requests ahead of it; 0 once a worker has it; capped at ${MAX_REPORTED_POSITION}.`),
+  })
+  .meta({ id: 'GetPositionInQueueResponse' });
+
+const SCOPES = ['queue_details'] as const;
+const depthSpec = (versioned: boolean): OperationSpec => ({
+  tag: 'Queue Details',
+  operationId: versioned ? 'getVersionQueueDetails' : 'getQueuesDetails',
+  summary: versioned ? 'Queue depth of a function version' : 'Queue depths of a function’s versions',
+  scopes: SCOPES,
+  parameters: versioned ? [FUNCTION_ID, VERSION_ID] : [FUNCTION_ID],
+  responses: { 200: jsonResponse('The queue of each version.', GetQueuesResponse) },
+  problems: {
+    400: Reason.notUuid,
+    403: Reason.functionNotAllowed,
+    404: versioned ? 'Unknown function or version.' : 'Unknown function.',
+  },
+});
 
 export interface QueueRouteDeps {
   registry: FunctionRegistry;
@@ -42,17 +84,35 @@ export function queueRoutes(deps: QueueRouteDeps): Hono<AuthEnv> {
     return { functionId, queues };
   };
 
-  app.get('/v2/nvcf/queues/functions/:functionId', reader, async (c) => {
+  app.get('/v2/nvcf/queues/functions/:functionId', describeOperation(depthSpec(false)), reader, async (c) => {
     const functionId = uuidParam('functionId', c.req.param('functionId'));
     requireFunction(c.get('principal'), functionId);
     return c.json(await depths(functionId));
   });
-  app.get('/v2/nvcf/queues/functions/:functionId/versions/:versionId', reader, async (c) => {
-    const functionId = uuidParam('functionId', c.req.param('functionId'));
-    requireFunction(c.get('principal'), functionId);
-    return c.json(await depths(functionId, uuidParam('versionId', c.req.param('versionId'))));
+  app.get(
+    '/v2/nvcf/queues/functions/:functionId/versions/:versionId',
+    describeOperation(depthSpec(true)),
+    reader,
+    async (c) => {
+      const functionId = uuidParam('functionId', c.req.param('functionId'));
+      requireFunction(c.get('principal'), functionId);
+      return c.json(await depths(functionId, uuidParam('versionId', c.req.param('versionId'))));
+    },
+  );
+  const position = describeOperation({
+    tag: 'Queue Details',
+    operationId: 'getPositionInQueue',
+    summary: 'A request’s position in its queue',
+    scopes: SCOPES,
+    parameters: [REQUEST_ID],
+    responses: { 200: jsonResponse('Where the request stands.', GetPositionInQueueResponse) },
+    problems: {
+      400: Reason.notUuid,
+      403: 'The request belongs to another credential (a key holding every scope may read any).',
+      404: 'Unknown or expired request, or one no longer queued (answered).',
+    },
   });
-  app.get('/v2/nvcf/queues/:requestId/position', reader, async (c) => {
+  app.get('/v2/nvcf/queues/:requestId/position', position, reader, async (c) => {
     const requestId = uuidParam('requestId', c.req.param('requestId'));
     const owner = await deps.store.owner(requestId);
     if (!owner) throw new AppError('NOT_FOUND', `Request '${requestId}' not found`);
