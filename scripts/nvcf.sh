@@ -49,6 +49,17 @@ ensure_compose_checker() {
   fi
 }
 
+ensure_browser() {
+  # The browser tests drive Debian's chromium (CHROMIUM_PATH overrides).
+  [ -n "${CHROMIUM_PATH:-}" ] && return
+  command -v chromium >/dev/null && return
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "› installing Debian's chromium (for the browser tests)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 ||
+      { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1; } || true
+  fi
+}
+
 cmd="${1:-}"
 shift || true
 case "$cmd" in
@@ -57,7 +68,7 @@ case "$cmd" in
     exec node scripts/start.ts "$@"
     ;;
   test)
-    ensure_node; ensure_pnpm; ensure_deps; ensure_compose_checker
+    ensure_node; ensure_pnpm; ensure_deps; ensure_compose_checker; ensure_browser
     exec node scripts/check.ts "$@"
     ;;
   bench)

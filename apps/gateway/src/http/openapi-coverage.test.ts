@@ -1,4 +1,4 @@
-import { createLogger } from '@nvcf/service-kit';
+import { apiReferencePaths, createLogger } from '@nvcf/service-kit';
 import type { Hono } from 'hono';
 import { findTargetHandler, isMiddleware } from 'hono/utils/handler';
 import { describe, expect, it } from 'vitest';
@@ -69,10 +69,15 @@ describe('the OpenAPI document', () => {
     expect(docs.status).toBe(200);
     expect(docs.headers.get('content-type')).toMatch(/text\/html/);
     expect(await docs.text()).toContain(OPENAPI_PATH);
+    // Its script comes from the gateway itself, never a CDN.
+    const script = await app.request(`${DOCS_PATH}/scalar.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toMatch(/javascript/);
+    expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
   });
 
   it('documents every route of the assembled app, and nothing else', () => {
-    const own = [`GET ${OPENAPI_PATH}`, `GET ${DOCS_PATH}`];
+    const own = [`GET ${OPENAPI_PATH}`, ...apiReferencePaths(DOCS_PATH).map((p) => `GET ${p}`)];
     // Middleware entries (CORS, the access log, describeRoute and auth on each route) are not routes.
     const routes = app.routes
       .filter((r) => r.method !== 'ALL' && !isMiddleware(findTargetHandler(r.handler)))

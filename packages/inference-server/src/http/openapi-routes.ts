@@ -1,4 +1,4 @@
-import { Scalar } from '@scalar/hono-api-reference';
+import { apiReference } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { openAPIRouteHandler } from 'hono-openapi';
 
@@ -52,6 +52,6 @@ export function openApiRoutes(app: Hono, version: string): Hono {
       },
     }),
   );
-  docs.get(DOCS_PATH, Scalar({ url: OPENAPI_PATH, pageTitle: OPENAPI_TITLE }));
+  docs.route('/', apiReference({ path: DOCS_PATH, specUrl: OPENAPI_PATH, title: OPENAPI_TITLE }));
   return docs;
 }

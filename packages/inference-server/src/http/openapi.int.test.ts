@@ -1,4 +1,5 @@
 import { encodeHttpInferRequest } from '@nvcf/protocol';
+import { apiReferencePaths } from '@nvcf/service-kit';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { Hono } from 'hono';
@@ -119,7 +120,7 @@ describe('the OpenAPI document', () => {
       'ALL /api/sharedmemorycontrol/*', // v1 shared memory: UNSUPPORTED
       'ALL /api/*', // v1 NOT_FOUND
     ];
-    const own = [`GET ${OPENAPI_PATH}`, `GET ${DOCS_PATH}`];
+    const own = [`GET ${OPENAPI_PATH}`, ...apiReferencePaths(DOCS_PATH).map((p) => `GET ${p}`)];
     const routes = app.routes
       .filter((r) => !isMiddleware(findTargetHandler(r.handler)))
       .map((r) => ({ method: r.method, path: r.path, key: `${r.method} ${r.path}` }));
@@ -324,7 +325,9 @@ describe('/openapi.json and /docs', () => {
     const app = createKserveHttpApp(fx.core, { logger: silentLogger(), restrictedApis });
     expect((await app.request('/v2')).status).toBe(403);
     expect((await app.request('/api/health/live')).status).toBe(400);
-    for (const path of [OPENAPI_PATH, DOCS_PATH]) expect((await app.request(path)).status, path).toBe(200);
+    for (const path of [OPENAPI_PATH, DOCS_PATH, `${DOCS_PATH}/scalar.js`]) {
+      expect((await app.request(path)).status, path).toBe(200);
+    }
   });
 });
 
