@@ -1,8 +1,15 @@
-import type { ApiKeyStore, FunctionRegistry, InvocationProducer, Keys, RateLimiter, RequestStore } from '@nvcf/queue';
+import type {
+  ApiKeyStore,
+  FunctionRegistry,
+  InvocationProducer,
+  Keys,
+  RateLimiter,
+  RedisClient,
+  RequestStore,
+} from '@nvcf/queue';
 import { accessLog, type Logger } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
-import type { Redis } from 'ioredis';
 import { type AssetService, assetRoutes } from './assets/index.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import type { FunctionService } from './control/function-service.ts';
@@ -24,7 +31,7 @@ import { queueRoutes } from './routes/queue-routes.ts';
 
 export interface GatewayAppDeps {
   logger: Logger;
-  redis: Redis;
+  redis: RedisClient;
   registry: FunctionRegistry;
   functions: FunctionService;
   keys: Keys;

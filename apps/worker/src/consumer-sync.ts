@@ -4,12 +4,12 @@ import {
   type FunctionRegistry,
   type FunctionVersion,
   type Keys,
+  type RedisClient,
   type RequestStore,
 } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import { isFunctionModelName } from '@nvcf/storage';
 import type { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { WorkerConfig } from './config.ts';
 import type { createFunctionModelLoader } from './function-models.ts';
 import { modelConcurrency } from './functions/model-capacity.ts';
@@ -30,7 +30,7 @@ export interface ConsumerSyncDeps {
   registry: FunctionRegistry;
   store: RequestStore;
   keys: Keys;
-  connection: Redis;
+  connection: RedisClient;
   config: WorkerConfig;
   log: Logger;
   functionModels: ReturnType<typeof createFunctionModelLoader>;

@@ -1,14 +1,13 @@
 import { SCOPES } from '@nvcf/protocol';
 import { type RedisHandle, startRedis } from '@nvcf/testing';
-import type { Redis } from 'ioredis';
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type ApiKeyStore, createApiKeyStore } from './api-key-store.ts';
 import { createKeys, type Keys } from './keys.ts';
-import { createRedis } from './redis-connection.ts';
+import { createRedis, type RedisClient } from './redis-connection.ts';
 
 let server: RedisHandle;
-let redis: Redis;
+let redis: RedisClient;
 let keys: Keys;
 let store: ApiKeyStore;
 

@@ -1,8 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { isScope, type Scope } from '@nvcf/protocol';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Keys } from './keys.ts';
+import type { RedisClient } from './redis-connection.ts';
 
 export const ApiKeyRecord = z.object({
   id: z.string(),
@@ -97,7 +97,7 @@ redis.call('HSET', KEYS[2], id, json)
 return {0, json}
 `;
 
-export function createApiKeyStore(redis: Redis, keys: Keys): ApiKeyStore {
+export function createApiKeyStore(redis: RedisClient, keys: Keys): ApiKeyStore {
   const read = async (id: string) => {
     const json = await redis.hget(keys.apiKeys, id);
     return json ? ApiKeyRecord.parse(JSON.parse(json)) : undefined;

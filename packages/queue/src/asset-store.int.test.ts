@@ -1,5 +1,4 @@
 import { type RedisHandle, startRedis } from '@nvcf/testing';
-import type { Redis } from 'ioredis';
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -10,10 +9,10 @@ import {
   DEFAULT_ASSET_TTL_SECONDS,
 } from './asset-store.ts';
 import { createKeys, type Keys } from './keys.ts';
-import { createRedis } from './redis-connection.ts';
+import { createRedis, type RedisClient } from './redis-connection.ts';
 
 let server: RedisHandle;
-let redis: Redis;
+let redis: RedisClient;
 let keys: Keys;
 let store: AssetStore;
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Keys } from './keys.ts';
+import type { RedisClient } from './redis-connection.ts';
 
 /** NVCF does not publish an asset lifetime; 24 h is the chosen default (NVCF behaviour: assets). */
 export const DEFAULT_ASSET_TTL_SECONDS = 24 * 60 * 60;
@@ -116,7 +116,7 @@ return 1
  * Notes an asset's stored size unless that takes its owner past the byte quota. The owner's usage is
  * summed from the records of the live entries of their index: nothing to keep in step, and expiry or
  * deletion frees quota by itself. The count quota bounds the scan. The other records' keys are built
- * here from ARGV[1] (a standalone Redis allows it; a cluster would need a hash tag per owner).
+ * here from ARGV[1]: on a cluster that is allowed because every asset key carries the `{assets}` hash tag (keys.ts).
  * KEYS[1] the record, KEYS[2] the owner's index.
  * ARGV[1] record key prefix, ARGV[2] asset id, ARGV[3] now (ms), ARGV[4] size, ARGV[5] byte quota
  * (0: unlimited), ARGV[6] record JSON with the size, ARGV[7] record JSON without any, ARGV[8] owner.
@@ -152,7 +152,7 @@ return {1, 0}
  * quota accounting), and a global expiry index so the objects of expired assets can be reclaimed (Redis
  * forgets the record by itself; the bytes live elsewhere).
  */
-export function createAssetStore(redis: Redis, keys: Keys, opts: { ttlSeconds?: number } = {}): AssetStore {
+export function createAssetStore(redis: RedisClient, keys: Keys, opts: { ttlSeconds?: number } = {}): AssetStore {
   const ttlSeconds = opts.ttlSeconds ?? DEFAULT_ASSET_TTL_SECONDS;
   if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds < 1) throw new Error(`invalid asset TTL ${ttlSeconds}`);
   const parse = (json: string | null) => (json ? AssetRecord.parse(JSON.parse(json)) : undefined);

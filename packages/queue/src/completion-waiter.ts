@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import { DeadlineQueue } from './deadline-queue.ts';
 import type { Keys } from './keys.ts';
+import type { RedisClient } from './redis-connection.ts';
 import { type InvocationResult, parseReplyFrame } from './request-store.ts';
 
 /** How a wait ended. `completed` carries the result when it arrived inline on this process's reply channel. */
@@ -46,7 +46,7 @@ const COMPLETED: WaitOutcome = { kind: 'completed' };
  * out through a map of waiters, and one timer for all their deadlines. No listener, timer or Redis poll
  * loop per request.
  */
-export function createCompletionWaiter(subscriber: Redis, keys: Keys, gatewayId: string): CompletionWaiter {
+export function createCompletionWaiter(subscriber: RedisClient, keys: Keys, gatewayId: string): CompletionWaiter {
   const waiters = new Map<string, Set<(o: WaitOutcome) => void>>();
   const deadlines = new DeadlineQueue();
   const replyChannel = keys.replies(gatewayId);

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { Keys } from './keys.ts';
+import type { RedisClient } from './redis-connection.ts';
 
 /** One server-sent event of a request, as the function produced it. */
 export interface StreamEvent {
@@ -41,7 +41,7 @@ export interface EventStream {
  * another gateway than the accepting one, sees every event. Appends are announced on one channel that
  * each gateway subscribes once (the completion waiter's subscription), never per request.
  */
-export function createEventStream(redis: Redis, keys: Keys, opts: { ttlSeconds: number }): EventStream {
+export function createEventStream(redis: RedisClient, keys: Keys, opts: { ttlSeconds: number }): EventStream {
   return {
     async append(requestId, events) {
       const key = keys.events(requestId);

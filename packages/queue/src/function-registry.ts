@@ -1,7 +1,7 @@
 import { DATATYPES, type DeploymentLimits } from '@nvcf/protocol';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Keys } from './keys.ts';
+import type { RedisClient } from './redis-connection.ts';
 
 const TensorSpecSchema = z.object({ name: z.string(), datatype: z.enum(DATATYPES), shape: z.array(z.number().int()) });
 
@@ -68,7 +68,7 @@ export interface FunctionRegistry {
   liveWorkers(versionIds: readonly string[]): Promise<string[][]>;
 }
 
-export function createFunctionRegistry(redis: Redis, keys: Keys): FunctionRegistry {
+export function createFunctionRegistry(redis: RedisClient, keys: Keys): FunctionRegistry {
   const parseAll = (hash: Record<string, string>) =>
     Object.values(hash).map((json) => FunctionVersion.parse(JSON.parse(json)));
 
@@ -107,32 +107,27 @@ export function createFunctionRegistry(redis: Redis, keys: Keys): FunctionRegist
     },
     async list() {
       const ids = (await redis.smembers(keys.functionIds)).sort();
-      const pipe = redis.pipeline();
-      for (const id of ids) pipe.hgetall(keys.functionVersions(id));
-      const replies = (await pipe.exec()) ?? [];
-      return replies.flatMap(([err, hash]) => (err ? [] : parseAll(hash as Record<string, string>)));
+      // Sent in one tick, the reads leave in one write (auto-pipelining), grouped per node on a cluster.
+      const hashes = await Promise.all(ids.map((id) => redis.hgetall(keys.functionVersions(id))));
+      return hashes.flatMap(parseAll);
     },
     async heartbeat(workerId, versionIds, ttlMs) {
       const now = Date.now();
-      const pipe = redis.pipeline();
-      for (const vid of versionIds) {
-        pipe.zadd(keys.versionWorkers(vid), now + ttlMs, workerId);
-        pipe.zremrangebyscore(keys.versionWorkers(vid), '-inf', now);
-      }
-      await pipe.exec();
+      // Each version's set lives in its version's slot: sent in one tick, they still leave in one write per node.
+      await Promise.all(
+        versionIds.flatMap((vid) => [
+          redis.zadd(keys.versionWorkers(vid), now + ttlMs, workerId),
+          redis.zremrangebyscore(keys.versionWorkers(vid), '-inf', now),
+        ]),
+      );
     },
     async removeWorker(workerId, versionIds) {
-      const pipe = redis.pipeline();
-      for (const vid of versionIds) pipe.zrem(keys.versionWorkers(vid), workerId);
-      await pipe.exec();
+      await Promise.all(versionIds.map((vid) => redis.zrem(keys.versionWorkers(vid), workerId)));
     },
     async liveWorkers(versionIds) {
       if (versionIds.length === 0) return [];
       const now = Date.now();
-      const pipe = redis.pipeline();
-      for (const vid of versionIds) pipe.zrangebyscore(keys.versionWorkers(vid), now, '+inf');
-      const replies = (await pipe.exec()) ?? [];
-      return replies.map(([err, ids]) => (err ? [] : (ids as string[])));
+      return Promise.all(versionIds.map((vid) => redis.zrangebyscore(keys.versionWorkers(vid), now, '+inf')));
     },
   };
 }

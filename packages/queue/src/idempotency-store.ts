@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
 import type { Keys } from './keys.ts';
+import type { RedisClient } from './redis-connection.ts';
 
 const CLAIM = readFileSync(new URL('./lua/claim-idempotency-key.lua', import.meta.url), 'utf8');
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
@@ -37,7 +37,7 @@ export interface IdempotencyStore {
  * released (a retry would run the function a second time) nor kept for good (a request that was never
  * queued would block its key for the whole TTL); retries meanwhile are told to come back.
  */
-export function createIdempotencyStore(redis: Redis, keys: Keys, opts: { ttlSeconds: number }): IdempotencyStore {
+export function createIdempotencyStore(redis: RedisClient, keys: Keys, opts: { ttlSeconds: number }): IdempotencyStore {
   const keyOf = (principal: string, key: string) =>
     keys.idempotency(createHash('sha256').update(principal).update('\n').update(key).digest('hex'));
   return {

@@ -11,6 +11,7 @@ export * from './job-contract.ts';
 export * from './keys.ts';
 export * from './rate-limiter.ts';
 export * from './redis-connection.ts';
+export * from './redis-target.ts';
 export * from './request-store.ts';
 export * from './result-objects.ts';
 export * from './sequence-router.ts';

@@ -1,7 +1,7 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { InvocationJob } from './job-contract.ts';
 import type { Keys } from './keys.ts';
+import type { RedisClient } from './redis-connection.ts';
 
 export interface ConsumerOptions {
   concurrency: number;
@@ -28,7 +28,7 @@ export type InvocationProcessor = (job: InvocationJob, ctx: JobContext) => Promi
  * does not parse can never succeed, so it fails without retries.
  */
 export function createInvocationConsumer(
-  connection: Redis,
+  connection: RedisClient,
   keys: Keys,
   versionId: string,
   processor: InvocationProcessor,

@@ -1,14 +1,13 @@
 import { type RedisHandle, startRedis } from '@nvcf/testing';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInvocationProducer } from './invocation-producer.ts';
 import { createKeys } from './keys.ts';
-import { createRedis } from './redis-connection.ts';
+import { createRedis, type RedisClient } from './redis-connection.ts';
 
 let server: RedisHandle;
-let redis: Redis;
+let redis: RedisClient;
 
 beforeAll(async () => {
   server = await startRedis();

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { INVOCATION_JOB_NAME, type InvocationJob } from './job-contract.ts';
 import type { Keys } from './keys.ts';
+import { type RedisClient, scanKeys } from './redis-connection.ts';
 
 export interface InvocationProducer {
   /**
@@ -39,7 +39,11 @@ export interface ProducerOptions {
 }
 
 /** One BullMQ queue per function version, created lazily and sharing the caller's connection. */
-export function createInvocationProducer(connection: Redis, keys: Keys, opts: ProducerOptions): InvocationProducer {
+export function createInvocationProducer(
+  connection: RedisClient,
+  keys: Keys,
+  opts: ProducerOptions,
+): InvocationProducer {
   const queues = new Map<string, Queue>();
   const named = (name: string) => {
     let q = queues.get(name);
@@ -87,7 +91,7 @@ export function createInvocationProducer(connection: Redis, keys: Keys, opts: Pr
       const shared = keys.queueName(versionId);
       const own = new Set<string>();
       const pattern = `${keys.bullPrefix}:${keys.workerQueueName(versionId, '')}*:meta`;
-      for await (const batch of connection.scanStream({ match: pattern, count: 200 }) as AsyncIterable<string[]>) {
+      for await (const batch of scanKeys(connection, pattern)) {
         for (const key of batch) own.add(key.slice(keys.bullPrefix.length + 1, -':meta'.length));
       }
       for (const name of [shared, ...own]) {

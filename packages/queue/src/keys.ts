@@ -1,6 +1,18 @@
+import { createHash, randomUUID } from 'node:crypto';
+
 /**
  * Every Redis key and channel this product uses is built here, and nowhere else.
  * `prefix` isolates deployments (and tests) sharing one Redis.
+ *
+ * Redis Cluster places a key by the part between its first `{` and `}` (its hash tag,
+ * https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags), and every command, script
+ * and transaction must touch one slot. So:
+ * - a function version's queue (BullMQ's keys, its workers' own queues), its sequences and the records of its
+ *   requests (record, input, events, cancel flags) share the version's tag: the 8 hex digits `versionTag` gives;
+ * - a request id begins with its version's tag (`newRequestId`), so a status poll, which knows only the request id,
+ *   finds the record in one round trip and the record sits beside its queue;
+ * - the control plane's small sets share one tag each (`{fn}` functions, `{auth}` API keys, `{assets}` assets),
+ *   as their scripts and transactions span several keys; different functions' traffic spreads over the cluster.
  */
 export interface Keys {
   readonly prefix: string;
@@ -62,31 +74,60 @@ export interface Keys {
 
 export function createKeys(prefix = 'nvcf'): Keys {
   if (!/^[A-Za-z0-9_.-]+$/.test(prefix)) throw new Error(`invalid key prefix '${prefix}'`);
+  const v = (versionId: string) => `{${versionTag(versionId)}}`;
+  const r = (requestId: string) => `{${requestTag(requestId)}}`;
   return {
     prefix,
     bullPrefix: `${prefix}:bull`,
-    queueName: (versionId) => `fv-${versionId}`,
-    workerQueueName: (versionId, workerId) => `fv-${versionId}-w-${workerId.replace(/[^A-Za-z0-9_.-]/g, '_')}`,
-    sequenceOwner: (versionId, sequenceKey) => `${prefix}:seq:${versionId}:${sequenceKey}`,
-    request: (requestId) => `${prefix}:req:${requestId}`,
-    requestInput: (requestId) => `${prefix}:req-input:${requestId}`,
+    // BullMQ builds its keys as `<bullPrefix>:<queue name>:<suffix>`: the tag in the name places all of them.
+    queueName: (versionId) => `${v(versionId)}fv-${versionId}`,
+    workerQueueName: (versionId, workerId) =>
+      `${v(versionId)}fv-${versionId}-w-${workerId.replace(/[^A-Za-z0-9_.-]/g, '_')}`,
+    sequenceOwner: (versionId, sequenceKey) => `${prefix}:seq:${v(versionId)}:${versionId}:${sequenceKey}`,
+    request: (requestId) => `${prefix}:req:${r(requestId)}:${requestId}`,
+    requestInput: (requestId) => `${prefix}:req-input:${r(requestId)}:${requestId}`,
     completions: `${prefix}:completions`,
     replies: (gatewayId) => `${prefix}:replies:${gatewayId}`,
-    apiKeys: `${prefix}:apikeys`,
-    events: (requestId) => `${prefix}:events:${requestId}`,
-    cancelled: (requestId) => `${prefix}:cancelled:${requestId}`,
-    streamAttach: (requestId) => `${prefix}:stream-attach:${requestId}`,
+    apiKeys: `${prefix}:{auth}:apikeys`,
+    events: (requestId) => `${prefix}:events:${r(requestId)}:${requestId}`,
+    cancelled: (requestId) => `${prefix}:cancelled:${r(requestId)}:${requestId}`,
+    streamAttach: (requestId) => `${prefix}:stream-attach:${r(requestId)}:${requestId}`,
     eventsAppended: `${prefix}:events-appended`,
     resultObjectExpiries: `${prefix}:results:expiries`,
     deploymentsChanged: `${prefix}:deployments-changed`,
     rateWindow: (subject, window) => `${prefix}:rate:${subject}:${window}`,
-    apiKeyByHash: (sha256hex) => `${prefix}:apikey:${sha256hex}`,
-    functionIds: `${prefix}:functions`,
-    functionVersions: (functionId) => `${prefix}:fn:${functionId}:versions`,
-    versionWorkers: (versionId) => `${prefix}:fv:${versionId}:workers`,
-    asset: (assetId) => `${prefix}:asset:${assetId}`,
-    ownerAssets: (ownerSubject) => `${prefix}:assets:owner:${ownerSubject}`,
-    assetExpiries: `${prefix}:assets:expiries`,
+    apiKeyByHash: (sha256hex) => `${prefix}:{auth}:apikey:${sha256hex}`,
+    functionIds: `${prefix}:{fn}:functions`,
+    functionVersions: (functionId) => `${prefix}:{fn}:fn:${functionId}:versions`,
+    versionWorkers: (versionId) => `${prefix}:fv:${v(versionId)}:${versionId}:workers`,
+    asset: (assetId) => `${prefix}:{assets}:asset:${assetId}`,
+    ownerAssets: (ownerSubject) => `${prefix}:{assets}:owner:${ownerSubject}`,
+    assetExpiries: `${prefix}:{assets}:expiries`,
     idempotency: (keyHash) => `${prefix}:idem:${keyHash}`,
   };
+}
+
+const HEX8 = /^[0-9a-f]{8}/i;
+
+/**
+ * A function version's hash tag: the first 8 hex digits of its id (version ids are UUIDs, whose leading digits are
+ * random), or of the SHA-1 of an id that does not start with them.
+ */
+export function versionTag(versionId: string): string {
+  return HEX8.test(versionId)
+    ? versionId.slice(0, 8).toLowerCase()
+    : createHash('sha1').update(versionId).digest('hex').slice(0, 8);
+}
+
+/** A request's hash tag: the first 8 characters of its id, which `newRequestId` made its version's tag. */
+export function requestTag(requestId: string): string {
+  return requestId.slice(0, 8).toLowerCase();
+}
+
+/**
+ * A new request id for a version: a random UUID (version 4 layout) whose first 8 hex digits are the version's tag,
+ * so the request's keys land in its queue's hash slot. 92 random bits remain: ids stay unguessable.
+ */
+export function newRequestId(versionId: string): string {
+  return `${versionTag(versionId)}${randomUUID().slice(8)}`;
 }

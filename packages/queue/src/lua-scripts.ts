@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.ts';
 
 const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 
@@ -24,9 +24,9 @@ const SCRIPTS = {
 
 const sources = Object.fromEntries(Object.entries(SCRIPTS).map(([cmd, file]) => [cmd, script(file)]));
 
-export function withRequestScripts(redis: Redis): Redis & RequestScripts {
+export function withRequestScripts<C extends RedisClient>(redis: C): C & RequestScripts {
   for (const [cmd, lua] of Object.entries(sources)) {
     if (!(cmd in redis)) redis.defineCommand(cmd, { numberOfKeys: 1, lua });
   }
-  return redis as Redis & RequestScripts;
+  return redis as C & RequestScripts;
 }

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { Keys } from './keys.ts';
+import type { RedisClient } from './redis-connection.ts';
 
 export interface RateLimiter {
   /** Counts one request for `subject`; `ok: false` with the seconds until its window resets when over. */
@@ -11,7 +11,7 @@ export interface RateLimiter {
  * requests per `windowSeconds`. One round trip per request; a disabled limiter (limit 0) costs none.
  */
 export function createRateLimiter(
-  redis: Redis,
+  redis: RedisClient,
   keys: Keys,
   opts: { limit: number; windowSeconds: number },
 ): RateLimiter {

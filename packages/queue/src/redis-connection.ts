@@ -1,36 +1,112 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
+import { parseRedisTarget, type RedisTarget } from './redis-target.ts';
 
 /**
- * Opens a Redis connection. `blocking` connections (BullMQ workers, subscribers) must never give up on a
- * command (`maxRetriesPerRequest: null`): BullMQ refuses them otherwise. Other connections give up on a
- * command after `commandTimeoutMs`: a stalled Redis (paused, swapping, failing over) otherwise hangs
- * every client for as long as it lasts; the error says "unavailable, try again" instead
- * (`isRedisUnavailable`).
+ * A connection to the product's Redis: one server (optionally behind Sentinel) or a Redis Cluster. Every command
+ * the product sends names keys of one hash slot per command, script and transaction (keys.ts), so the same code
+ * runs on both.
  */
-export function createRedis(
-  url: string,
-  opts: { blocking?: boolean; name?: string; commandTimeoutMs?: number; onError?: (err: Error) => void } = {},
-): Redis {
-  const options: RedisOptions = {
+export type RedisClient = Redis | Cluster;
+
+export interface RedisConnectionOptions {
+  /** BullMQ workers and subscribers: never give up on a command. */
+  blocking?: boolean;
+  name?: string;
+  commandTimeoutMs?: number;
+  onError?: (err: Error) => void;
+}
+
+/**
+ * Opens a connection to `url` (see redis-target.ts for the cluster and sentinel forms). `blocking` connections
+ * (BullMQ workers, subscribers) must never give up on a command (`maxRetriesPerRequest: null`): BullMQ refuses
+ * them otherwise. Other connections give up on a command after `commandTimeoutMs`: a stalled Redis (paused,
+ * swapping, failing over) otherwise hangs every client for as long as it lasts; the error says "unavailable, try
+ * again" instead (`isRedisUnavailable`).
+ */
+export function createRedis(url: string, opts: RedisConnectionOptions = {}): RedisClient {
+  return connect(parseRedisTarget(url), opts);
+}
+
+export function connect(target: RedisTarget, opts: RedisConnectionOptions = {}): RedisClient {
+  const node: RedisOptions = {
     maxRetriesPerRequest: opts.blocking ? null : 3,
     enableReadyCheck: true,
     lazyConnect: false,
-    // Commands issued in the same tick leave in one write: under load this halves the syscalls per request.
-    enableAutoPipelining: !opts.blocking,
   };
-  if (opts.name) options.connectionName = opts.name;
-  if (!opts.blocking && opts.commandTimeoutMs !== undefined) options.commandTimeout = opts.commandTimeoutMs;
-  const redis = new Redis(url, options);
+  if (opts.name) node.connectionName = opts.name;
+  if (!opts.blocking && opts.commandTimeoutMs !== undefined) node.commandTimeout = opts.commandTimeoutMs;
+  // Commands issued in the same tick leave in one write: under load this halves the syscalls per request.
+  // A cluster client groups them per node.
+  const autoPipelining = !opts.blocking;
+  let client: RedisClient;
+  switch (target.kind) {
+    case 'single':
+      client = new Redis(target.url, { ...node, enableAutoPipelining: autoPipelining });
+      break;
+    case 'sentinel':
+      client = new Redis({
+        ...node,
+        enableAutoPipelining: autoPipelining,
+        sentinels: target.sentinels,
+        name: target.primaryName,
+        db: target.db,
+        ...(target.username ? { username: target.username } : {}),
+        ...(target.password !== undefined ? { password: target.password } : {}),
+        ...(target.sentinelPassword ? { sentinelPassword: target.sentinelPassword } : {}),
+        ...(target.tls ? { tls: {} } : {}),
+      });
+      break;
+    case 'cluster': {
+      const options: ClusterOptions = {
+        enableAutoPipelining: autoPipelining,
+        enableReadyCheck: true,
+        lazyConnect: false,
+        // After a failover the old primary's slots answer MOVED (or CLUSTERDOWN while the vote runs): ioredis
+        // refreshes its slot map and resends; these bound how often.
+        retryDelayOnFailover: 100,
+        retryDelayOnClusterDown: 100,
+        retryDelayOnTryAgain: 100,
+        redisOptions: {
+          ...node,
+          ...(target.username ? { username: target.username } : {}),
+          ...(target.password !== undefined ? { password: target.password } : {}),
+          ...(target.tls ? { tls: {} } : {}),
+        },
+      };
+      if (opts.blocking) options.maxRedirections = 64;
+      client = new Cluster(target.nodes, options);
+      break;
+    }
+  }
   // While Redis is away ioredis emits an error per reconnect attempt; without a listener each one is
   // printed to stderr. The failures that matter surface where a command fails (a 503, a retried job);
   // the connection's own errors are reported at most every 10 s.
   let lastReport = 0;
-  redis.on('error', (err: Error) => {
+  client.on('error', (err: Error) => {
     if (!opts.onError || Date.now() - lastReport < 10_000) return;
     lastReport = Date.now();
     opts.onError(err);
   });
-  return redis;
+  return client;
+}
+
+/**
+ * The servers holding data: the one server, or each primary of a cluster. SCAN and other whole-keyspace commands
+ * go to each of them.
+ */
+export function primaries(client: RedisClient): Redis[] {
+  return client instanceof Cluster ? client.nodes('master') : [client];
+}
+
+/** Every key matching `pattern` (SCAN's glob), on every primary. */
+export async function* scanKeys(client: RedisClient, pattern: string): AsyncIterable<string[]> {
+  // A cluster client knows which nodes are primaries once it has read the slot map: a command waits for that.
+  await client.ping();
+  for (const server of primaries(client)) {
+    for await (const batch of server.scanStream({ match: pattern, count: 200 }) as AsyncIterable<string[]>) {
+      if (batch.length > 0) yield batch;
+    }
+  }
 }
 
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
@@ -48,6 +124,11 @@ export function isRedisUnavailable(err: unknown): boolean {
     err.message === 'Command timed out' ||
     err.message.startsWith('Connection is closed') ||
     err.message.startsWith("Stream isn't writeable") ||
-    err.message.startsWith('LOADING')
+    err.message.startsWith('LOADING') ||
+    // A cluster between a primary's failure and its replica's promotion, or with too few nodes reachable.
+    err.message.startsWith('CLUSTERDOWN') ||
+    err.message.startsWith('TRYAGAIN') ||
+    err.message.startsWith('Failed to refresh slots cache') ||
+    err.message.startsWith('None of startup nodes is available')
   );
 }

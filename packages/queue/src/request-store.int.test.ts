@@ -1,15 +1,14 @@
 import { type RedisHandle, startRedis } from '@nvcf/testing';
-import type { Redis } from 'ioredis';
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createCompletionWaiter } from './completion-waiter.ts';
 import { createKeys, type Keys } from './keys.ts';
-import { createRedis } from './redis-connection.ts';
+import { createRedis, type RedisClient } from './redis-connection.ts';
 import { createRequestStore, type InvocationResult, type RequestStore } from './request-store.ts';
 
 let server: RedisHandle;
-let redis: Redis;
-let subscriber: Redis;
+let redis: RedisClient;
+let subscriber: RedisClient;
 let keys: Keys;
 let store: RequestStore;
 

@@ -1,7 +1,7 @@
 import { ErrorCode } from '@nvcf/protocol';
-import type { Redis } from 'ioredis';
 import type { Keys } from './keys.ts';
 import { withRequestScripts } from './lua-scripts.ts';
+import type { RedisClient } from './redis-connection.ts';
 
 export const REQUEST_STATES = ['queued', 'in-progress', 'fulfilled', 'errored', 'delivered'] as const;
 export type RequestState = (typeof REQUEST_STATES)[number];
@@ -94,7 +94,7 @@ export interface RequestStore {
  * The invocation record: one hash per request with a TTL, shared by every gateway and worker.
  * All transitions are Lua scripts, so racing workers and gateways see one order of events.
  */
-export function createRequestStore(redis: Redis, keys: Keys, opts: { ttlSeconds: number }): RequestStore {
+export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSeconds: number }): RequestStore {
   const r = withRequestScripts(redis);
   const ttl = opts.ttlSeconds;
   return {

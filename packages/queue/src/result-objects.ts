@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { Keys } from './keys.ts';
+import type { RedisClient } from './redis-connection.ts';
 
 /** The object-store key of a request's large result (a zip holding `<requestId>.response`, as NVCF's). */
 export const resultObjectKey = (requestId: string) => `results/${requestId}.zip`;
@@ -12,7 +12,7 @@ export interface ResultObjectIndex {
 }
 
 /** Which stored results are due for deletion, shared by every gateway (any of them may sweep). */
-export function createResultObjectIndex(redis: Redis, keys: Keys): ResultObjectIndex {
+export function createResultObjectIndex(redis: RedisClient, keys: Keys): ResultObjectIndex {
   return {
     async track(key, ttlSeconds) {
       await redis.zadd(keys.resultObjectExpiries, Date.now() + ttlSeconds * 1000, key);

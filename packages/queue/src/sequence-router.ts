@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { FunctionRegistry } from './function-registry.ts';
 import type { Keys } from './keys.ts';
+import type { RedisClient } from './redis-connection.ts';
 
 /** What a request says about its sequence (the `sequence_id`, `sequence_start`, `sequence_end` parameters). */
 export interface SequenceFlags {
@@ -23,7 +23,7 @@ export interface SequenceRouter {
  * here the worker). The owner record lives `ttlSeconds` past the sequence's latest request, and goes at END.
  */
 export function createSequenceRouter(
-  redis: Redis,
+  redis: RedisClient,
   keys: Keys,
   registry: Pick<FunctionRegistry, 'liveWorkers'>,
   opts: { ttlSeconds: number },

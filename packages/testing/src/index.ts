@@ -1,5 +1,6 @@
 export * from './cutting-proxy.ts';
 export * from './free-port.ts';
+export * from './redis-cluster.ts';
 export * from './redis-server.ts';
 export * from './restartable-redis.ts';
 export * from './zip-fixture.ts';

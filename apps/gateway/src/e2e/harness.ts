@@ -3,9 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { generateExampleRepository } from '@nvcf/models';
-import { createFunctionRegistry, createKeys, createRedis } from '@nvcf/queue';
+import { createFunctionRegistry, createKeys, createRedis, type RedisClient } from '@nvcf/queue';
 import { createLogger } from '@nvcf/service-kit';
-import { type RedisHandle, startRedis } from '@nvcf/testing';
+import { type RedisHandle, startRedis, startRedisCluster } from '@nvcf/testing';
 import {
   modelFunctionId,
   modelVersionId,
@@ -14,7 +14,6 @@ import {
   toWorkerConfig,
   WorkerEnv,
 } from '@nvcf/worker';
-import type { Redis } from 'ioredis';
 import { type GatewayConfig, GatewayEnv, toGatewayConfig } from '../config.ts';
 import { type RunningGateway, startGateway } from '../server.ts';
 import { writeHeldModel } from './held-model.ts';
@@ -44,7 +43,7 @@ export interface ChildGateway {
  */
 export interface Harness {
   redisUrl: string;
-  redis: Redis;
+  redis: RedisClient;
   keyPrefix: string;
   modelRepository: string;
   /** Environment shared by every gateway and worker of this harness (fast failure detection). */
@@ -70,8 +69,23 @@ export function gfetch(url: string, init: RequestInit = {}): Promise<Response> {
 }
 export const verId = (model: string) => modelVersionId(model, '1');
 
-export async function createHarness(opts: { heldModel?: boolean; tritonExamples?: boolean } = {}): Promise<Harness> {
-  const server: RedisHandle = await startRedis();
+/**
+ * A private redis-server, or with `NVCF_TEST_REDIS=cluster` a 3-primary Redis Cluster with a replica each: the
+ * cluster-*.int.test.ts files run other test files unchanged on a cluster that way.
+ */
+function defaultRedisServer(): () => Promise<RedisHandle> {
+  return process.env.NVCF_TEST_REDIS === 'cluster' ? () => startRedisCluster() : () => startRedis();
+}
+
+export async function createHarness(
+  opts: {
+    heldModel?: boolean;
+    tritonExamples?: boolean;
+    /** Where the harness's Redis comes from (a cluster, say); a private redis-server by default. */
+    redisServer?: () => Promise<RedisHandle>;
+  } = {},
+): Promise<Harness> {
+  const server: RedisHandle = await (opts.redisServer ?? defaultRedisServer())();
   const modelRepository = await mkdtemp(join(tmpdir(), 'nvcf-models-'));
   await generateExampleRepository(modelRepository, {
     includeGenerative: true,

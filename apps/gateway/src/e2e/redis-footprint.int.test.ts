@@ -109,7 +109,8 @@ describe("a finished invocation's footprint in Redis", () => {
     });
     expect(res.status).toBe(202);
     const reqId = res.headers.get('nvcf-reqid') ?? '';
-    const queueKeys = async () => [...(await dump()).keys()].filter((k) => k.includes(`:bull:fv-${verId('simple')}`));
+    const queue = `${createKeys(h.keyPrefix).bullPrefix}:${createKeys(h.keyPrefix).queueName(verId('simple'))}`;
+    const queueKeys = async () => [...(await dump()).keys()].filter((k) => k.startsWith(queue));
     expect((await queueKeys()).length).toBeGreaterThan(0);
     const deleted = await fetch(`${gw.url}/v2/nvcf/functions/${fnId('simple')}/versions/${verId('simple')}`, {
       method: 'DELETE',

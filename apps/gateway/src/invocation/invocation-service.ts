@@ -10,8 +10,7 @@ import type {
   RequestView,
   Waiter,
 } from '@nvcf/queue';
-import { isRedisUnavailable, type SequenceRouter, sequenceFlagsOf } from '@nvcf/queue';
-import { v4 as uuidv4 } from 'uuid';
+import { isRedisUnavailable, newRequestId, type SequenceRouter, sequenceFlagsOf } from '@nvcf/queue';
 import type { FunctionResolver } from './function-resolver.ts';
 import type { IdempotentCall } from './idempotency-key.ts';
 import type { QueueGuard } from './queue-guard.ts';
@@ -135,7 +134,8 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     stream: boolean,
   ): Promise<{ requestId: string; waiter: Waiter } | { existing: string }> {
     const { fv } = await functions.resolve(req.functionId, req.versionId);
-    const requestId = uuidv4();
+    // Its first digits are the version's: the request's records shard with its queue (keys.ts).
+    const requestId = newRequestId(fv.versionId);
     const idem = req.idempotency;
     if (idem) {
       const claim = await deps.idempotency

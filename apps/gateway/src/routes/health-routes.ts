@@ -1,5 +1,5 @@
+import type { RedisClient } from '@nvcf/queue';
 import { Hono } from 'hono';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { describeOperation, jsonResponse } from '../http/openapi-operation.ts';
 import { problemResponse } from '../http/problem-response.ts';
@@ -11,7 +11,7 @@ const HealthComponent = z.object({ status: z.literal('ok') }).meta({ id: 'Health
  * `timeoutMs`. A stalled Redis must not stall the probe: orchestrators time probes out and would read a
  * hang as a dead gateway rather than an unhealthy dependency.
  */
-export function healthRoutes(redis: Redis, timeoutMs: number): Hono {
+export function healthRoutes(redis: RedisClient, timeoutMs: number): Hono {
   const app = new Hono();
   const health = describeOperation({
     tag: 'Health',

@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { type RedisClusterHandle, startRedisCluster } from '@nvcf/testing';
+import { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKeyStore } from './api-key-store.ts';
+import { createAssetStore } from './asset-store.ts';
+import { createEventStream } from './event-stream.ts';
+import { createFunctionRegistry, type FunctionVersion } from './function-registry.ts';
+import { createInvocationConsumer } from './invocation-consumer.ts';
+import { createInvocationProducer } from './invocation-producer.ts';
+import type { InvocationJob } from './job-contract.ts';
+import { createKeys, newRequestId } from './keys.ts';
+import { createRedis, primaries, type RedisClient } from './redis-connection.ts';
+import { createRequestStore } from './request-store.ts';
+
+/** The queue package on a real 3-primary Redis Cluster: every multi-key command stays in one slot. */
+let cluster: RedisClusterHandle;
+let redis: RedisClient;
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+  redis = createRedis(cluster.url);
+});
+afterAll(async () => {
+  redis?.disconnect();
+  await cluster?.close();
+});
+
+const slot = async (key: string) => Number(await redis.call('CLUSTER', 'KEYSLOT', key));
+
+const job = (versionId: string, requestId = newRequestId(versionId)): InvocationJob => ({
+  requestId,
+  functionId: randomUUID(),
+  versionId,
+  input: { kind: 'json', contentType: 'application/json', value: { n: 1 } },
+  headers: {},
+  enqueuedAt: Date.now(),
+});
+
+describe('on a Redis Cluster', () => {
+  it('connects with redis+cluster:// and reaches every primary', async () => {
+    expect(redis).toBeInstanceOf(Cluster);
+    expect(await redis.ping()).toBe('PONG');
+    expect(primaries(redis)).toHaveLength(3);
+  });
+
+  it("places a request's keys in its version's queue slot, and spreads versions over the primaries", async () => {
+    const keys = createKeys('c1');
+    const versionId = randomUUID();
+    const requestId = newRequestId(versionId);
+    expect(requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(requestId.slice(0, 8)).toBe(versionId.slice(0, 8));
+    const queueSlot = await slot(`${keys.bullPrefix}:${keys.queueName(versionId)}:wait`);
+    for (const key of [
+      keys.request(requestId),
+      keys.requestInput(requestId),
+      keys.events(requestId),
+      keys.cancelled(requestId),
+      keys.streamAttach(requestId),
+      keys.sequenceOwner(versionId, 'seq-1'),
+      keys.versionWorkers(versionId),
+      `${keys.bullPrefix}:${keys.workerQueueName(versionId, 'w1')}:wait`,
+    ]) {
+      expect(await slot(key), key).toBe(queueSlot);
+    }
+    const slots = new Set(
+      await Promise.all(Array.from({ length: 32 }, () => slot(keys.request(newRequestId(randomUUID()))))),
+    );
+    expect(slots.size).toBeGreaterThan(16);
+  });
+
+  it('queues, runs and answers a request: producer, consumer, request store and events', async () => {
+    const keys = createKeys(`c${randomUUID().slice(0, 6)}`);
+    const store = createRequestStore(redis, keys, { ttlSeconds: 60 });
+    const events = createEventStream(redis, keys, { ttlSeconds: 60 });
+    const producer = createInvocationProducer(redis, keys, { attempts: 2 });
+    const worker = createRedis(cluster.url, { blocking: true });
+    const versionId = randomUUID();
+    const consumer = createInvocationConsumer(
+      worker,
+      keys,
+      versionId,
+      async (j) => {
+        await store.markInProgress(j.requestId, j.functionId, j.versionId);
+        await events.append(j.requestId, [{ data: 'tick' }, { data: 'done', last: true }]);
+        await store.complete(j.requestId, {
+          status: 200,
+          contentType: 'application/json',
+          body: Buffer.from('{"ok":1}'),
+        });
+      },
+      { concurrency: 4, lockDurationMs: 5000, stalledIntervalMs: 1000, maxStalledCount: 1 },
+    );
+    try {
+      const jobs = Array.from({ length: 20 }, () => job(versionId));
+      for (const j of jobs) {
+        expect(await store.create(j.requestId, j.functionId, versionId)).toBe(true);
+        await producer.enqueue(j);
+      }
+      for (const j of jobs) {
+        let view = await store.take(j.requestId);
+        for (let i = 0; i < 200 && view.kind === 'pending'; i++) {
+          await new Promise((r) => setTimeout(r, 25));
+          view = await store.take(j.requestId);
+        }
+        expect(view.kind).toBe('result');
+        if (view.kind === 'result') expect(view.result.body.toString()).toBe('{"ok":1}');
+        expect((await events.read(j.requestId, '0')).map((e) => e.data)).toEqual(['tick', 'done']);
+      }
+      expect(await producer.depth(versionId)).toBe(0);
+
+      // Attach, then cancel unless resumed: a two-key script in the request's slot.
+      const reqId = jobs[0]?.requestId ?? '';
+      const first = await events.attach(reqId);
+      await events.attach(reqId);
+      expect(await events.cancelUnlessResumed(reqId, first)).toBe(false);
+
+      // Retiring finds the version's queues by SCAN on every primary.
+      await producer.enqueue(job(versionId), { worker: 'w1' });
+      const settled: string[] = [];
+      await consumer.close();
+      await producer.enqueue(job(versionId));
+      await producer.retire(versionId, async (id) => {
+        settled.push(id);
+      });
+      expect(settled).toHaveLength(2);
+    } finally {
+      await consumer.close();
+      await producer.close();
+      worker.disconnect();
+    }
+  });
+
+  it('keeps the control plane working: registry, API keys, assets', async () => {
+    const keys = createKeys(`c${randomUUID().slice(0, 6)}`);
+    const registry = createFunctionRegistry(redis, keys);
+    const fv = (name: string): FunctionVersion => ({
+      id: randomUUID(),
+      versionId: randomUUID(),
+      name,
+      ncaId: 'nca',
+      createdAt: new Date().toISOString(),
+      description: '',
+      functionType: 'DEFAULT',
+      apiBodyFormat: 'PREDICT_V2',
+      inferenceUrl: '/v2/models',
+      models: [],
+      tags: [],
+      spec: {},
+      deployment: null,
+      model: { name, version: '1', platform: 'onnxruntime_onnx', inputs: [], outputs: [] },
+    });
+    const a = fv('a');
+    const b = fv('b');
+    await registry.upsert(a);
+    await registry.upsert(b);
+    expect((await registry.list()).map((f) => f.name).sort()).toEqual(['a', 'b']);
+    await registry.heartbeat('w1', [a.versionId, b.versionId], 10_000);
+    expect(await registry.liveWorkers([a.versionId, b.versionId])).toEqual([['w1'], ['w1']]);
+
+    const apiKeys = createApiKeyStore(redis, keys);
+    const { key } = await apiKeys.create({ name: 'k', scopes: ['invoke_function'] });
+    expect((await apiKeys.verify(key))?.scopes).toEqual(['invoke_function']);
+
+    const assets = createAssetStore(redis, keys, { ttlSeconds: 60 });
+    const created = await assets.create({
+      ownerSubject: 'me',
+      ncaId: 'nca',
+      contentType: 'text/plain',
+      description: 'd',
+    });
+    expect((await assets.list('me')).map((x) => x.assetId)).toEqual([created.assetId]);
+  });
+});
