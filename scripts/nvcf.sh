@@ -60,6 +60,18 @@ ensure_browser() {
   fi
 }
 
+ensure_kubectl() {
+  # The Kubernetes manifests' tests render deploy/kubernetes with `kubectl kustomize` (Kustomize v5: kubectl 1.27+).
+  if ! command -v kubectl >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "› installing Debian's kubernetes-client (kubectl, to render deploy/kubernetes)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q kubernetes-client >/dev/null 2>&1 ||
+      { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q kubernetes-client >/dev/null 2>&1; } || true
+  fi
+  if command -v kubectl >/dev/null && ! kubectl version --client 2>/dev/null | grep -q 'Kustomize Version: v5'; then
+    echo "› kubectl has no Kustomize v5 (kubectl 1.27+ has): the deploy/kubernetes tests will fail" >&2
+  fi
+}
+
 cmd="${1:-}"
 shift || true
 case "$cmd" in
@@ -68,7 +80,7 @@ case "$cmd" in
     exec node scripts/start.ts "$@"
     ;;
   test)
-    ensure_node; ensure_pnpm; ensure_deps; ensure_compose_checker; ensure_browser
+    ensure_node; ensure_pnpm; ensure_deps; ensure_compose_checker; ensure_browser; ensure_kubectl
     exec node scripts/check.ts "$@"
     ;;
   bench)

@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ADMIN_KEY, createHarness, fnId, type Harness, pexec, verId } from '@nvcf/gateway/testing';
+import { parseManifests, validateManifest } from '@nvcf/kubernetes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './testing/cli-process.ts';
 import { bytesOf, npyFile } from './testing/npy-file.ts';
@@ -297,6 +298,59 @@ describe('queue', () => {
   });
 });
 
+describe('kube worker-pool', () => {
+  type Doc = { kind: string; metadata: { name: string; namespace?: string }; spec?: Record<string, unknown> };
+  it('a pool per deployed version: minInstances/maxInstances become the ScaledObject’s; valid Kubernetes and KEDA', async () => {
+    const created = await cli(['functions', 'create', '--name', 'pooled', '--model', 'simple/1', '--json']);
+    const fn = JSON.parse(created.stdout) as { id: string; versionId: string };
+    const deploy = ['deploy', fn.id, fn.versionId, '--gpu', 'L40S', '--instance-type', 'gpu.x1'];
+    const limits = ['--min-instances', '0', '--max-instances', '3', '--max-request-concurrency', '2'];
+    expect((await cli([...deploy, ...limits])).code).toBe(0);
+
+    const res = await cli(['kube', 'worker-pool', '--function', fn.id, '--namespace', 'inference']);
+    expect(res.code, res.stderr).toBe(0);
+    // Every document checked against its schema (kubernetes-models, @kubernetes-models/keda).
+    const docs = parseManifests(res.stdout) as Doc[];
+    expect(docs.map((d) => d.kind)).toEqual(['TriggerAuthentication', 'Deployment', 'ScaledObject']);
+    expect(docs.every((d) => d.metadata.namespace === 'inference')).toBe(true);
+    const [, deployment, scaler] = docs;
+    expect(JSON.stringify(deployment?.spec)).toContain(`{"name":"WORKER_FUNCTION_VERSIONS","value":"${fn.versionId}"}`);
+    expect(JSON.stringify(deployment?.spec)).toContain('"nvidia.com/gpu":"1"');
+    expect(scaler?.spec).toMatchObject({
+      scaleTargetRef: { name: deployment?.metadata.name },
+      minReplicaCount: 0,
+      maxReplicaCount: 3,
+      triggers: [
+        {
+          type: 'metrics-api',
+          metadata: {
+            url: `http://gateway.inference.svc.cluster.local:8080/v2/nvcf/queues/functions/${fn.id}/versions/${fn.versionId}`,
+            valueLocation: 'queues.0.queueDepth',
+            targetValue: '2',
+          },
+        },
+      ],
+    });
+
+    // --json: a List kubectl applies as well.
+    const asJson = await cli(['kube', 'worker-pool', '--function', fn.id, '--version', fn.versionId, '--json']);
+    const list = JSON.parse(asJson.stdout) as { kind: string; items: unknown[] };
+    expect(list.kind).toBe('List');
+    expect(list.items.map((i) => validateManifest(i).kind)).toEqual(docs.map((d) => d.kind));
+
+    const badUrl = await cli(['kube', 'worker-pool', '--function', fn.id, '--gateway-url', 'gateway:8080']);
+    expect(badUrl.code).toBe(2);
+    expect((await cli(['undeploy', fn.id, fn.versionId])).code).toBe(0);
+    const none = await cli(['kube', 'worker-pool', '--function', fn.id]);
+    expect(none).toMatchObject({ code: 1, stdout: '' });
+    expect(none.stderr).toMatch(/^nvcf: function .* has no deployed version/);
+    const undeployed = await cli(['kube', 'worker-pool', '--function', fn.id, '--version', fn.versionId]);
+    expect(undeployed).toMatchObject({ code: 1, stdout: '' });
+    expect(undeployed.stderr).toMatch(/^nvcf: version .* of function .* is not deployed/);
+    expect((await cli(['functions', 'delete', fn.id, '--version', fn.versionId])).code).toBe(0);
+  });
+});
+
 describe('exit codes and help', () => {
   it('1 for a refusal (404), 2 for bad usage, 3 when the gateway cannot be reached', async () => {
     const unknown = crypto.randomUUID();
@@ -341,6 +395,7 @@ describe('exit codes and help', () => {
       [['help', 'deploy'], /Usage: nvcf deploy[\s\S]*--min-instances/],
       [['keys', 'create', '--help'], /--scopes/],
       [['queue', '--help'], /position/],
+      [['kube', 'worker-pool', '--help'], /--function[\s\S]*--gateway-url/],
     ] as const) {
       const res = await cli([...args]);
       expect(res.code, args.join(' ')).toBe(0);

@@ -6,6 +6,7 @@ import { registerDeploy } from './commands/deploy.ts';
 import { registerFunctions } from './commands/functions.ts';
 import { registerInvoke } from './commands/invoke.ts';
 import { registerKeys } from './commands/keys.ts';
+import { registerKube } from './commands/kube.ts';
 import { registerQueue } from './commands/queue.ts';
 import { registerStatus } from './commands/status.ts';
 import { DEFAULT_BASE_URL } from './config.ts';
@@ -48,5 +49,6 @@ export function createProgram(): Command {
   registerAssets(program);
   registerKeys(program);
   registerConfig(program);
+  registerKube(program);
   return program;
 }

@@ -36,6 +36,19 @@ describe('worker config', () => {
     ).toThrow(/WORKER_MODEL_CONTROL_MODE[\s\S]*WORKER_RESTRICTED_API[\s\S]*unknown API 'everything'/);
   });
 
+  it('serves every version unless WORKER_FUNCTION_VERSIONS lists some; a malformed id is refused', () => {
+    expect(loadWorkerConfig({}).functionVersionIds).toEqual([]);
+    const a = '0b6e1a8e-4a51-4c2a-9d0c-1f2e3d4c5b6a';
+    const b = 'F0E1D2C3-B4A5-4697-8877-665544332211';
+    expect(loadWorkerConfig({ WORKER_FUNCTION_VERSIONS: ` ${a} ,${b},` }).functionVersionIds).toEqual([
+      a,
+      b.toLowerCase(),
+    ]);
+    expect(() => loadWorkerConfig({ WORKER_FUNCTION_VERSIONS: `${a},simple` })).toThrow(
+      /WORKER_FUNCTION_VERSIONS[\s\S]*'simple' is not a function version id/,
+    );
+  });
+
   it('parses provider lists and refuses bad numbers', () => {
     expect(loadWorkerConfig({ ORT_EXECUTION_PROVIDERS: ' CPU ' }).executionProviders).toEqual(['cpu']);
     expect(() => loadWorkerConfig({ WORKER_CONCURRENCY: '-1', HEARTBEAT_INTERVAL_MS: 'soon' })).toThrow(

@@ -19,6 +19,20 @@ const providerList = envString('cuda,cpu').transform((s) =>
     .filter(Boolean),
 );
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Comma-separated function version ids; a typo is refused, not left to serve nothing without a word. */
+const versionIdList = envString('').transform((text, ctx) => {
+  const ids = text
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+  for (const id of ids) {
+    if (!UUID.test(id)) ctx.addIssue({ code: 'custom', message: `'${id}' is not a function version id (a UUID)` });
+  }
+  return ids;
+});
+
 const restrictedApis = envString('').transform((text, ctx): RestrictedApis => {
   try {
     return parseRestrictedApis(text);
@@ -39,6 +53,7 @@ export const WorkerEnv = z.object({
   RESULT_OBJECT_TTL_SECONDS: envInt(24 * 60 * 60, 1),
   WORKER_ID: envString(''),
   WORKER_CONCURRENCY: envInt(0, 0, 1024),
+  WORKER_FUNCTION_VERSIONS: versionIdList,
   ORT_EXECUTION_PROVIDERS: providerList,
   ORT_INTRA_OP_THREADS: envInt(1, 0, 256),
   ORT_INTER_OP_THREADS: envInt(1, 0, 256),
@@ -90,6 +105,11 @@ export interface WorkerConfig {
   workerId: string;
   /** Jobs active at once per function version; 0 follows the model (functions/model-capacity.ts). */
   concurrency: number;
+  /**
+   * The function versions this worker serves (a worker pool per version, scaled on its own queue); empty: every
+   * deployed version whose model it can load.
+   */
+  functionVersionIds: string[];
   executionProviders: string[];
   /** Instances (threads with a session) of a model whose config names no count; 0: one per core. */
   cpuInstances: number;
@@ -141,6 +161,7 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     resultObjectTtlSeconds: env.RESULT_OBJECT_TTL_SECONDS,
     workerId: env.WORKER_ID || `worker-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
     concurrency: env.WORKER_CONCURRENCY,
+    functionVersionIds: env.WORKER_FUNCTION_VERSIONS,
     executionProviders: env.ORT_EXECUTION_PROVIDERS,
     cpuInstances: env.WORKER_CPU_INSTANCES,
     intraOpThreads: env.ORT_INTRA_OP_THREADS,

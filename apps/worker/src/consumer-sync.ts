@@ -45,7 +45,8 @@ const modelKey = (name: string, version: string) => `${name}\u0000${version}`;
  * Which queues this worker consumes follows the registry: a function version is consumed while it is
  * deployed and its model is loaded here. Newly deployed versions start being consumed, undeployed or
  * deleted ones stop (gracefully: their in-flight jobs finish; a deleted version's uploaded model is then
- * unloaded and removed).
+ * unloaded and removed). With `WORKER_FUNCTION_VERSIONS`, only the listed versions are consumed: one
+ * Deployment per version, scaled on that version's queue alone.
  *
  * A consumer's concurrency follows its model (model-capacity.ts), raised to the deployment's
  * `maxRequestConcurrency` when that asks for more; `WORKER_CONCURRENCY` > 0 fixes it instead.
@@ -55,6 +56,9 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
   const consumers = new Map<string, Worker>();
   /** This worker's own queue per sequence-model version: the requests of the sequences it owns. */
   const ownQueues = new Map<string, Worker>();
+  const only = new Set(config.functionVersionIds);
+  /** `WORKER_FUNCTION_VERSIONS`: a pool serving listed versions only (empty: every version). */
+  const serves = (versionId: string) => only.size === 0 || only.has(versionId);
 
   const concurrencyFor = (fv: FunctionVersion): number => {
     if (config.concurrency > 0) return config.concurrency;
@@ -120,7 +124,8 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
       const wanted = new Map<string, FunctionVersion>();
       const versions = await registry.list();
       for (const fv of versions) {
-        if (!fv.deployment) continue;
+        // Before the model is fetched: a worker pool never downloads the models of versions it does not serve.
+        if (!fv.deployment || !serves(fv.versionId)) continue;
         const key = modelKey(fv.model.name, fv.model.version);
         if (!here.has(key) && isFunctionModelName(fv.model.name) && (await deps.functionModels.ensure(fv)))
           here.add(key);

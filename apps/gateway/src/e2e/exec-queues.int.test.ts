@@ -1,11 +1,12 @@
 import { createApiKeyStore, createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, fnId, gfetch, type Harness, pexec, simpleRequest, verId } from './harness.ts';
+import { createRunGate, heldRequest } from './held-model.ts';
 
 let h: Harness;
 
 beforeAll(async () => {
-  h = await createHarness();
+  h = await createHarness({ heldModel: true });
   // Publish the functions, then leave no worker running: requests stay queued until a test starts one.
   await (await h.worker()).close();
 });
@@ -83,7 +84,12 @@ describe('queue details', () => {
     expect(await q.json()).toEqual({
       functionId: fnId('simple'),
       queues: [
-        { functionVersionId: verId('simple'), functionName: 'simple', functionStatus: 'DEPLOYING', queueDepth: 3 },
+        {
+          functionVersionId: verId('simple'),
+          functionName: 'simple',
+          functionStatus: 'DEPLOYING',
+          queueDepth: 3,
+        },
       ],
     });
     const one = await gfetch(`${gw.url}/v2/nvcf/queues/functions/${fnId('simple')}/versions/${verId('simple')}`);
@@ -109,6 +115,51 @@ describe('queue details', () => {
         (await gfetch(`${gw.url}/v2/nvcf/pexec/status/${id}`, { headers: { 'nvcf-poll-seconds': '30' } })).status,
       ).toBe(200);
     await worker.close();
+  });
+});
+
+describe('queueDepth, what an autoscaler scales on', () => {
+  it('counts a request while it waits and while a worker runs it, until it is answered; a queue_details key reads it', async () => {
+    const gw = await h.gateway();
+    // What KEDA holds: a key with only queue_details, for this one function.
+    const store = createApiKeyStore(h.redis, createKeys(h.keyPrefix));
+    const { key } = await store.create({
+      name: 'keda-scaler',
+      scopes: ['queue_details'],
+      allowedFunctionIds: [fnId('held')],
+    });
+    const pending = async () => {
+      const res = await fetch(`${gw.url}/v2/nvcf/queues/functions/${fnId('held')}/versions/${verId('held')}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { queues: { queueDepth: number }[] }).queues[0]?.queueDepth;
+    };
+    expect(await pending()).toBe(0);
+    const res = await pexec(gw.url, `/v2/nvcf/pexec/functions/${fnId('held')}`, heldRequest([1, 2, 3, 4]), {
+      'nvcf-poll-seconds': '1',
+    });
+    expect(res.status).toBe(202);
+    const reqId = res.headers.get('nvcf-reqid') ?? '';
+    expect(await pending()).toBe(1); // waiting: no worker runs
+
+    const gate = await createRunGate();
+    const worker = await h.spawnWorker(gate.env, { execArgv: gate.execArgv });
+    await gate.entered();
+    // A worker has it (nothing ahead of it, nothing waiting) and it still counts: scaling to zero now would cut it.
+    const position = await gfetch(`${gw.url}/v2/nvcf/queues/${reqId}/position`);
+    expect(((await position.json()) as { positionInQueue: number }).positionInQueue).toBe(0);
+    expect(await pending()).toBe(1);
+
+    await gate.open();
+    const done = await gfetch(`${gw.url}/v2/nvcf/pexec/status/${reqId}`, { headers: { 'nvcf-poll-seconds': '30' } });
+    expect(done.status).toBe(200);
+    // The answer is delivered before BullMQ drops the finished job: wait for that, with a generous deadline.
+    const deadline = Date.now() + 30_000;
+    while ((await pending()) !== 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(await pending()).toBe(0);
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
   });
 });
 

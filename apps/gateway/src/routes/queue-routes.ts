@@ -18,7 +18,14 @@ const QueueDto = z
     functionVersionId: uuidString(),
     functionName: z.string(),
     functionStatus: z.enum(FUNCTION_STATUSES),
-    queueDepth: z.number().int().min(0).describe('Requests waiting for a worker.'),
+    queueDepth: z
+      .number()
+      .int()
+      .min(0)
+      .describe(
+        'Requests in the version’s queue: waiting for a worker, or taken by one and not yet finished (0 only when ' +
+          'the version has nothing to do: what an autoscaler scales on, so scaling to zero never cuts a run).',
+      ),
   })
   .meta({ id: 'QueueDto' });
 const GetQueuesResponse = z
