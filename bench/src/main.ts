@@ -25,7 +25,14 @@ import { runKserveSection } from './kserve-section.ts';
 import { machineInfo } from './machine-info.ts';
 import { payloadFor } from './payloads.ts';
 import { NOOP_WORKER_CONCURRENCY, PEXEC_WORKER_CONCURRENCY, runPexecSection } from './pexec-section.ts';
-import { type BenchReport, contentionWarning, formatCpuTable, formatTable, writeReport } from './report.ts';
+import {
+  type BenchReport,
+  contentionWarning,
+  formatCpuTable,
+  formatRedisCostLines,
+  formatTable,
+  writeReport,
+} from './report.ts';
 import { formatStreamTable, runStreamSection } from './stream-section.ts';
 
 const config = loadBenchConfig();
@@ -76,6 +83,13 @@ try {
       `${config.warmupSeconds} s warm-up + ${config.measureSeconds} s window per row; latencies in ms; err = non-200 / failed\n`,
     );
     console.log(formatTable(report));
+    const costLines = formatRedisCostLines(report.runs);
+    if (costLines) {
+      console.log(
+        `\nRedis per invocation during each window (INFO commandstats/stats/cpu before and after; commands that ` +
+          `scripts run counted with them; payload = the JSON request body):\n${costLines}`,
+      );
+    }
     const cpuTable = formatCpuTable(report.runs);
     if (cpuTable) console.log(`\nCPU during each window, % of one core:\n${cpuTable}`);
     const warning = contentionWarning(report.runs);

@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import type { BenchConfig } from './bench-config.ts';
 import { startBullmqFloor } from './bullmq-floor.ts';
 import { createCpuProbe } from './cpu-probe.ts';
@@ -6,6 +7,7 @@ import type { Call } from './load-driver.ts';
 import { runLoad } from './load-driver.ts';
 import type { Payload } from './payloads.ts';
 import { checkPexecAnswer, pexecCall, startProductStack } from './product-stack.ts';
+import { createRedisCostProbe, formatRedisCost } from './redis-cost.ts';
 import { type Comparison, compare, MODES, type Mode, type RunRecord } from './report.ts';
 
 export const PEXEC_WORKER_CONCURRENCY = 32;
@@ -57,6 +59,9 @@ export async function runPexecSection(
       maxInFlight: maxConcurrency,
     });
     cleanups.push(() => floor.close());
+    // INFO around each window (redis-cost.ts), on a connection of its own.
+    const costConnection = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3 });
+    cleanups.push(() => costConnection.disconnect());
     for (const p of payloads) {
       await checkPexecAnswer(stack.client, p, config.pollSeconds);
       await stack.grpc.check(p);
@@ -82,26 +87,34 @@ export async function runPexecSection(
         const call = calls(payload, concurrency);
         for (const mode of MODES) {
           let cpuPercent: Record<string, number> = {};
+          const cost = createRedisCostProbe(costConnection, payload.json.length);
           // A child that died mid-run turns into an error here rather than a table of timeouts.
           const result = await Promise.race([
             runLoad(call[mode], {
               concurrency,
               warmupMs: config.warmupSeconds * 1000,
               measureMs: config.measureSeconds * 1000,
-              onWindowStart: () => cpu.start(),
+              onWindowStart: () => {
+                cpu.start();
+                cost.start();
+              },
               onWindowEnd: () => {
                 cpuPercent = cpu.stop();
+                cost.end();
               },
             }),
             stack.gateway.died,
             stack.worker.died,
             floor.worker.died,
           ]);
-          runs.push({ model: payload.model, mode, ...result, cpuPercent });
+          // inproc touches no Redis: its window would divide the others' background by its invocations.
+          const redis = mode === 'inproc' ? undefined : await cost.cost(result.count + result.errors);
+          runs.push({ model: payload.model, mode, ...result, cpuPercent, ...(redis ? { redis } : {}) });
           const errs = result.errors ? `, ${result.errors} errors ${JSON.stringify(result.errorKinds)}` : '';
           log(
             `${payload.model} c=${concurrency} ${mode}: ${result.rps.toFixed(0)} rps, p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(3)} ms${errs}`,
           );
+          if (redis) log(`  ${formatRedisCost(redis)}`);
           await new Promise((r) => setTimeout(r, 250)); // let the previous run's tail settle
         }
       }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { ComputeReport } from './compute-report.ts';
 import type { KserveReport } from './kserve-report.ts';
 import type { LoadResult } from './load-driver.ts';
+import { formatRedisCost, formatRedisTarget, type RedisCost } from './redis-cost.ts';
 import type { StreamReport } from './stream-section.ts';
 
 /** In the order each (model, concurrency) runs them: grpc-invoke right after pexec, on the same stack. */
@@ -14,6 +15,8 @@ export interface RunRecord extends LoadResult {
   mode: Mode;
   /** % of one core per process during the window. */
   cpuPercent: Record<string, number>;
+  /** Redis's work per invocation during the window (not for inproc, which uses no Redis). */
+  redis?: RedisCost;
 }
 
 export interface Comparison {
@@ -133,6 +136,20 @@ export function formatTable(report: BenchReport): string {
     'grpc/pexec p50',
   ];
   return renderTable(header, rows, 2);
+}
+
+/**
+ * The per-invocation Redis cost line of each window that has one: the product (pexec, grpc-invoke) beside
+ * the bare BullMQ round trip carrying the same payload.
+ */
+export function formatRedisCostLines(runs: RunRecord[]): string {
+  return runs
+    .filter((r) => r.redis)
+    .map((r) => {
+      const line = `${r.model} c=${r.concurrency} ${r.mode}: ${formatRedisCost(r.redis as RedisCost)}`;
+      return r.mode === 'bullmq-floor' ? line : `${line}; ${formatRedisTarget(r.redis as RedisCost)}`;
+    })
+    .join('\n');
 }
 
 /** A window's CPU use per process; any section's runs qualify. */
