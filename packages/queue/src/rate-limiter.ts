@@ -21,11 +21,9 @@ export function createRateLimiter(
       const now = Date.now();
       const window = Math.floor(now / 1000 / opts.windowSeconds);
       const key = keys.rateWindow(subject, window);
-      const [[, count]] = (await redis
-        .multi()
-        .incr(key)
-        .expire(key, opts.windowSeconds + 1)
-        .exec()) as [[null, number], [null, number]];
+      // The window's first request creates the counter with its expiry; every request then counts. Sent in one
+      // tick on one connection, both leave in one write and run in order: 2 commands, no MULTI/EXEC around them.
+      const [, count] = await Promise.all([redis.set(key, 0, 'EX', opts.windowSeconds + 1, 'NX'), redis.incr(key)]);
       if (count <= opts.limit) return { ok: true, retryAfterSeconds: 0 };
       const resetsAt = (window + 1) * opts.windowSeconds * 1000;
       return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((resetsAt - now) / 1000)) };

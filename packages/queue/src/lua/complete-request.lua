@@ -12,10 +12,13 @@
 -- request (a job re-delivered while its first run was still alive), which the fault suite checks for.
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 0 end
-redis.call('HINCRBY', KEYS[1], 'runs', 1)
-if state == 'fulfilled' or state == 'errored' or state == 'delivered' then return 0 end
+if state == 'fulfilled' or state == 'errored' or state == 'delivered' then
+  redis.call('HINCRBY', KEYS[1], 'runs', 1)
+  return 0
+end
+-- Not terminal yet: no run completed before this one ('runs' is set with the result, one command fewer).
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'pct', '100', 'code', ARGV[2], 'ctype', ARGV[3],
-  'hdrs', ARGV[4], 'body', ARGV[5], 'updated', ARGV[6], 'err', ARGV[13])
+  'hdrs', ARGV[4], 'body', ARGV[5], 'updated', ARGV[6], 'err', ARGV[13], 'runs', '1')
 if ARGV[12] ~= '' then redis.call('HSET', KEYS[1], 'obj', ARGV[12]) end
 redis.call('EXPIRE', KEYS[1], ARGV[7])
 if ARGV[10] ~= '' and ARGV[12] == '' and #ARGV[5] <= tonumber(ARGV[11]) then
