@@ -1,3 +1,5 @@
+import { integer, positive } from './env-numbers.ts';
+
 /**
  * The sections one run can measure (`BENCH_SECTIONS`, default all four):
  *   pexec   the invocation path (gateway → Redis → worker) over HTTP pexec and gateway gRPC ModelInfer,
@@ -42,22 +44,6 @@ export interface BenchConfig {
   computeInstancesConcurrency: number;
   /** `max_queue_delay_microseconds` of the batched variant. */
   computeQueueDelayUs: number;
-}
-
-function positive(env: NodeJS.ProcessEnv, name: string, def: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got '${raw}'`);
-  return value;
-}
-
-function integer(env: NodeJS.ProcessEnv, name: string, def: number, min: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be an integer ≥ ${min}, got '${raw}'`);
-  return value;
 }
 
 function list(env: NodeJS.ProcessEnv, name: string, def: string): string[] {

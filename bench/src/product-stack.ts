@@ -8,6 +8,7 @@ import { createHttpClient, type HttpClient } from './http-client.ts';
 import type { Call } from './load-driver.ts';
 import { type NodeChild, spawnNode } from './node-child.ts';
 import type { Payload } from './payloads.ts';
+import { waitForFunctions } from './wait-for-functions.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 
@@ -100,27 +101,16 @@ export async function startProductStack(opts: ProductStackOptions): Promise<Prod
   return { url, grpcAddress, gateway, worker, client, grpc, adminKey, close };
 }
 
-/** Polls `GET /v2/nvcf/functions` until every function is ACTIVE (its worker loaded it and heartbeats). */
-async function waitUntilActive(client: HttpClient, functionIds: string[], timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = 'gateway not answering';
-  while (Date.now() < deadline) {
-    try {
-      const res = await client.request('GET', '/v2/nvcf/functions');
-      if (res.status === 200) {
-        const { functions } = JSON.parse(res.body.toString()) as { functions: { id: string; status: string }[] };
-        const states = functionIds.map((id) => functions.find((f) => f.id === id)?.status ?? 'MISSING');
-        if (states.every((s) => s === 'ACTIVE')) return;
-        last = `function states ${states.join(', ')}`;
-      } else {
-        last = `GET /v2/nvcf/functions answered ${res.status}`;
-      }
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`product stack not ready within ${timeoutMs} ms: ${last}`);
+/** Waits until every function is ACTIVE (its worker loaded it and heartbeats). */
+function waitUntilActive(client: HttpClient, functionIds: string[], timeoutMs: number): Promise<void> {
+  return waitForFunctions(
+    client,
+    (functions) => {
+      const states = functionIds.map((id) => functions.find((f) => f.id === id)?.status ?? 'MISSING');
+      return states.every((s) => s === 'ACTIVE') ? undefined : `function states ${states.join(', ')}`;
+    },
+    { timeoutMs, what: 'product stack' },
+  );
 }
 
 /** (b) One pexec through gateway, Redis and worker; anything but a 200 within the poll window is an error. */

@@ -1,3 +1,5 @@
+import { integer, positive } from './env-numbers.ts';
+
 /** One deployment shape of `pnpm bench:scale`: gateway and worker processes on one Redis. */
 export interface ScaleShape {
   gateways: number;
@@ -33,22 +35,6 @@ export interface ScaleConfig {
 }
 
 const SHAPE = /^(\d+)x(\d+)$/;
-
-function positive(env: NodeJS.ProcessEnv, name: string, def: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got '${raw}'`);
-  return value;
-}
-
-function integer(env: NodeJS.ProcessEnv, name: string, def: number, min: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be an integer ≥ ${min}, got '${raw}'`);
-  return value;
-}
 
 /** `BENCH_SCALE_ROWS`: comma-separated `<gateways>x<workers>`, e.g. `1x1,1x2,1x4,2x2,2x4`. */
 export function parseShapes(raw: string): ScaleShape[] {

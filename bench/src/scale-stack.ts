@@ -5,6 +5,7 @@ import { freePort } from '@nvcf/testing';
 import { modelFunctionId } from '@nvcf/worker';
 import { createHttpClient, type HttpClient } from './http-client.ts';
 import { type NodeChild, spawnNode } from './node-child.ts';
+import { waitForFunctions } from './wait-for-functions.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 
@@ -110,39 +111,26 @@ export async function startScaleStack(opts: ScaleStackOptions): Promise<ScaleSta
 }
 
 /**
- * Polls `GET /v2/nvcf/functions` on one gateway until every function lists every worker among its active
- * instances (each worker loaded the model and heartbeats): a row must not start while a worker is still loading.
+ * Waits until every function lists every worker among its active instances (each worker loaded the model and
+ * heartbeats): a row must not start while a worker is still loading.
  */
-async function waitForInstances(
+function waitForInstances(
   client: HttpClient,
   functionIds: string[],
   workerIds: string[],
   timeoutMs = 120_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = 'gateway not answering';
-  while (Date.now() < deadline) {
-    try {
-      const res = await client.request('GET', '/v2/nvcf/functions');
-      if (res.status === 200) {
-        const { functions } = JSON.parse(res.body.toString()) as {
-          functions: { id: string; activeInstances?: { instanceId: string }[] }[];
-        };
-        const missing = functionIds.flatMap((id) => {
-          const live = new Set(
-            functions.filter((f) => f.id === id).flatMap((f) => (f.activeInstances ?? []).map((i) => i.instanceId)),
-          );
-          return workerIds.filter((w) => !live.has(w)).map((w) => `${w} on ${id}`);
-        });
-        if (missing.length === 0) return;
-        last = `not yet live: ${missing.join(', ')}`;
-      } else {
-        last = `GET /v2/nvcf/functions answered ${res.status}`;
-      }
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`scale stack not ready within ${timeoutMs} ms: ${last}`);
+  return waitForFunctions(
+    client,
+    (functions) => {
+      const missing = functionIds.flatMap((id) => {
+        const live = new Set(
+          functions.filter((f) => f.id === id).flatMap((f) => (f.activeInstances ?? []).map((i) => i.instanceId)),
+        );
+        return workerIds.filter((w) => !live.has(w)).map((w) => `${w} on ${id}`);
+      });
+      return missing.length === 0 ? undefined : `not yet live: ${missing.join(', ')}`;
+    },
+    { timeoutMs, what: 'scale stack', intervalMs: 200 },
+  );
 }
