@@ -33,7 +33,7 @@ const MODELS: readonly ModelClass[] = [
   Service,
   StatefulSet,
   TriggerAuthentication,
-] as unknown as ModelClass[];
+];
 
 /**
  * Checks one object against the Kubernetes (or KEDA) schema of its `apiVersion` and `kind`; throws naming the
