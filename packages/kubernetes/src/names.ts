@@ -46,3 +46,7 @@ export const appLabels = (component: 'gateway' | 'worker' | 'redis') => ({
   'app.kubernetes.io/name': 'nvcf',
   'app.kubernetes.io/component': component,
 });
+
+/** The gateway's Service as seen from another namespace (KEDA's operator runs in `keda`). */
+export const defaultGatewayUrl = (namespace: string) =>
+  `http://gateway.${namespace}.svc.cluster.local:${GATEWAY_PORTS.http}`;

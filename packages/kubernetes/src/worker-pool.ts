@@ -3,7 +3,7 @@ import type { Deployment } from 'kubernetes-models/apps/v1';
 import { manifestsYaml } from './manifest-models.ts';
 import {
   appLabels,
-  GATEWAY_PORTS,
+  defaultGatewayUrl,
   NAMESPACE,
   SCALER_SECRET,
   SCALER_SECRET_KEY,
@@ -54,10 +54,6 @@ export function poolScaling(specs: readonly InstanceSpecification[]): PoolScalin
     pendingPerReplica: specs[0]?.maxRequestConcurrency ?? 1,
   };
 }
-
-/** The gateway's Service as seen from another namespace (KEDA's operator runs in `keda`). */
-export const defaultGatewayUrl = (namespace: string) =>
-  `http://gateway.${namespace}.svc.cluster.local:${GATEWAY_PORTS.http}`;
 
 /** KEDA's credential for the queue endpoint: the `queue_details` key in the `nvcf-keda-scaler` Secret. */
 export function queueTriggerAuthentication(namespace = NAMESPACE): TriggerAuthentication {

@@ -1,12 +1,6 @@
 import type { NvcfClient } from '@nvcf/client';
-import {
-  defaultGatewayUrl,
-  IMAGES,
-  NAMESPACE,
-  type WorkerPoolOptions,
-  workerPools,
-  workerPoolsYaml,
-} from '@nvcf/kubernetes';
+import type { WorkerPoolOptions } from '@nvcf/kubernetes';
+import { defaultGatewayUrl, IMAGES, NAMESPACE } from '@nvcf/kubernetes/names';
 import type { Command } from 'commander';
 import { contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
@@ -71,6 +65,8 @@ export function registerKube(program: Command): void {
           gpuImage: flags.gpuImage,
         });
       }
+      // The schema models take over a second to load: only this command pays for them, not every `nvcf` run.
+      const { workerPools, workerPoolsYaml } = await import('@nvcf/kubernetes');
       const items = workerPools(pools).map((o) => o.toJSON());
       process.stdout.write(
         json ? `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items }, null, 2)}\n` : workerPoolsYaml(pools),
