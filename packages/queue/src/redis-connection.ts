@@ -127,6 +127,11 @@ export function isRedisUnavailable(err: unknown): boolean {
     err.message.startsWith('LOADING') ||
     // A cluster between a primary's failure and its replica's promotion, or with too few nodes reachable.
     err.message.startsWith('CLUSTERDOWN') ||
+    // A primary that cannot reach enough replicas (min-replicas-to-write), a demoted primary, a replica cut off
+    // from its primary: all pass once the failover settles.
+    err.message.startsWith('NOREPLICAS') ||
+    err.message.startsWith('READONLY') ||
+    err.message.startsWith('MASTERDOWN') ||
     err.message.startsWith('TRYAGAIN') ||
     err.message.startsWith('Failed to refresh slots cache') ||
     err.message.startsWith('None of startup nodes is available')
