@@ -73,7 +73,6 @@ export function connect(target: RedisTarget, opts: RedisConnectionOptions = {}):
           ...(target.tls ? { tls: {} } : {}),
         },
       };
-      if (opts.blocking) options.maxRedirections = 64;
       client = new Cluster(target.nodes, options);
       break;
     }
