@@ -15,7 +15,7 @@ import { createThreadProbe, type ThreadRole } from './compute-thread-probe.ts';
 import { createCpuProbe } from './cpu-probe.ts';
 import { createHttpClient } from './http-client.ts';
 import { startKserveStack } from './kserve-stack.ts';
-import { runLoad } from './load-driver.ts';
+import { runCleanups, runLoad } from './load-driver.ts';
 
 /** Throughput ratios the project aims for: (a) batching on ÷ off, (b) 2 instances ÷ 1 (on 2 cores). */
 const BATCHING_TARGET = 3;
@@ -135,12 +135,6 @@ export async function runComputeSection(opts: ComputeSectionOptions): Promise<Co
       ],
     };
   } finally {
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await cleanup();
-      } catch (err) {
-        log(`compute cleanup: ${(err as Error).message}`);
-      }
-    }
+    await runCleanups(cleanups, log);
   }
 }

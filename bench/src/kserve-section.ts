@@ -12,7 +12,7 @@ import {
 } from './kserve-report.ts';
 import { kserveRequests } from './kserve-requests.ts';
 import { type ServerTimings, type StatsSnapshot, serverTimings, startKserveStack } from './kserve-stack.ts';
-import { type Call, runLoad } from './load-driver.ts';
+import { type Call, runCleanups, runLoad } from './load-driver.ts';
 import type { Payload } from './payloads.ts';
 
 const WORKER_CONCURRENCY = 32;
@@ -128,6 +128,6 @@ export async function runKserveSection(opts: KserveSectionOptions): Promise<Kser
       target: kserveTarget(comparisons),
     };
   } finally {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((err: Error) => log(`cleanup: ${err.message}`));
+    await runCleanups(cleanups, log);
   }
 }

@@ -86,3 +86,41 @@ export async function runLoad(call: Call, opts: LoadOptions): Promise<LoadResult
     ...summary,
   };
 }
+
+/** What samples a measurement window: started when it opens, read when it closes. */
+export interface WindowProbes {
+  cpu: { start(): void; stop(): Record<string, number> };
+  cost: { start(): void; end(): void };
+}
+
+/** `runLoad` with the CPU and Redis-cost probes started and stopped at the edges of its measurement window. */
+export async function runMeasuredLoad(
+  call: Call,
+  opts: Omit<LoadOptions, 'onWindowStart' | 'onWindowEnd'>,
+  probes: WindowProbes,
+): Promise<LoadResult & { cpuPercent: Record<string, number> }> {
+  let cpuPercent: Record<string, number> = {};
+  const result = await runLoad(call, {
+    ...opts,
+    onWindowStart: () => {
+      probes.cpu.start();
+      probes.cost.start();
+    },
+    onWindowEnd: () => {
+      cpuPercent = probes.cpu.stop();
+      probes.cost.end();
+    },
+  });
+  return { ...result, cpuPercent };
+}
+
+/** Runs cleanups in reverse order of registration; a failing one is logged and the rest still run. */
+export async function runCleanups(cleanups: (() => Promise<void> | void)[], log: (msg: string) => void): Promise<void> {
+  for (const cleanup of [...cleanups].reverse()) {
+    try {
+      await cleanup();
+    } catch (err) {
+      log(`cleanup failed: ${(err as Error).message}`);
+    }
+  }
+}

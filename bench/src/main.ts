@@ -22,6 +22,7 @@ import { runComputeSection } from './compute-section.ts';
 import { formatComputeSection } from './compute-tables.ts';
 import { formatKserveTable, formatServerTable, formatSizes } from './kserve-report.ts';
 import { runKserveSection } from './kserve-section.ts';
+import { runCleanups } from './load-driver.ts';
 import { machineInfo } from './machine-info.ts';
 import { payloadFor } from './payloads.ts';
 import { NOOP_WORKER_CONCURRENCY, PEXEC_WORKER_CONCURRENCY, runPexecSection } from './pexec-section.ts';
@@ -123,11 +124,5 @@ try {
   const paths = await writeReport(join(import.meta.dirname, '../results'), report);
   console.log(`\nwrote ${paths.join(', ')}`);
 } finally {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch (err) {
-      log(`cleanup failed: ${(err as Error).message}`);
-    }
-  }
+  await runCleanups(cleanups, log);
 }

@@ -3,8 +3,7 @@ import type { BenchConfig } from './bench-config.ts';
 import { startBullmqFloor } from './bullmq-floor.ts';
 import { createCpuProbe } from './cpu-probe.ts';
 import { inprocCall, loadInprocModels } from './inproc-target.ts';
-import type { Call } from './load-driver.ts';
-import { runLoad } from './load-driver.ts';
+import { type Call, runCleanups, runMeasuredLoad } from './load-driver.ts';
 import type { Payload } from './payloads.ts';
 import { checkPexecAnswer, pexecCall, startProductStack } from './product-stack.ts';
 import { createRedisCostProbe, formatRedisCost } from './redis-cost.ts';
@@ -86,23 +85,14 @@ export async function runPexecSection(
       for (const concurrency of config.concurrencies) {
         const call = calls(payload, concurrency);
         for (const mode of MODES) {
-          let cpuPercent: Record<string, number> = {};
           const cost = createRedisCostProbe(costConnection, payload.json.length);
           // A child that died mid-run turns into an error here rather than a table of timeouts.
-          const result = await Promise.race([
-            runLoad(call[mode], {
-              concurrency,
-              warmupMs: config.warmupSeconds * 1000,
-              measureMs: config.measureSeconds * 1000,
-              onWindowStart: () => {
-                cpu.start();
-                cost.start();
-              },
-              onWindowEnd: () => {
-                cpuPercent = cpu.stop();
-                cost.end();
-              },
-            }),
+          const { cpuPercent, ...result } = await Promise.race([
+            runMeasuredLoad(
+              call[mode],
+              { concurrency, warmupMs: config.warmupSeconds * 1000, measureMs: config.measureSeconds * 1000 },
+              { cpu, cost },
+            ),
             stack.gateway.died,
             stack.worker.died,
             floor.worker.died,
@@ -121,12 +111,6 @@ export async function runPexecSection(
     }
     return { runs, comparisons: compare(runs) };
   } finally {
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await cleanup();
-      } catch (err) {
-        log(`cleanup failed: ${(err as Error).message}`);
-      }
-    }
+    await runCleanups(cleanups, log);
   }
 }

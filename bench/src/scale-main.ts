@@ -13,7 +13,7 @@ import { generateExampleRepository } from '@nvcf/models';
 import { startRedis } from '@nvcf/testing';
 import { Redis } from 'ioredis';
 import { createCpuProbe } from './cpu-probe.ts';
-import { type Call, runLoad } from './load-driver.ts';
+import { type Call, runCleanups, runLoad, runMeasuredLoad } from './load-driver.ts';
 import { machineInfo } from './machine-info.ts';
 import { createRedisCostProbe, formatRedisCost } from './redis-cost.ts';
 import { formatMonitorSummary, monitorInvocations } from './redis-monitor.ts';
@@ -83,23 +83,15 @@ try {
       ...(Number.isFinite(redisPid) ? { redis: redisPid } : {}),
     });
     const cost = createRedisCostProbe(costConnection, r.body.length);
-    let cpuPercent: Record<string, number> = {};
     const result = await Promise.race([
-      runLoad(pexecCall(stack, r), {
-        concurrency,
-        warmupMs: config.warmupSeconds * 1000,
-        measureMs: config.measureSeconds * 1000,
-        onWindowStart: () => {
-          cpu.start();
-          cost.start();
-        },
-        onWindowEnd: () => {
-          cpuPercent = cpu.stop();
-          cost.end();
-        },
-      }),
+      runMeasuredLoad(
+        pexecCall(stack, r),
+        { concurrency, warmupMs: config.warmupSeconds * 1000, measureMs: config.measureSeconds * 1000 },
+        { cpu, cost },
+      ),
       stack.died,
     ]);
+    const { cpuPercent } = result;
     // A failed invocation used Redis too: it counts among the invocations the commands are divided by.
     const redisCost = await cost.cost(result.count + result.errors);
     const errs = result.errors ? `, ${result.errors} errors ${JSON.stringify(result.errorKinds)}` : '';
@@ -184,11 +176,5 @@ try {
   const paths = await writeScaleReport(join(import.meta.dirname, '../results'), report);
   console.log(`\nwrote ${paths.join(', ')}`);
 } finally {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch (err) {
-      log(`cleanup failed: ${(err as Error).message}`);
-    }
-  }
+  await runCleanups(cleanups, log);
 }

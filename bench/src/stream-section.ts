@@ -4,6 +4,7 @@ import { modelFunctionId } from '@nvcf/worker';
 import type { BenchConfig } from './bench-config.ts';
 import { loadInprocModels } from './inproc-target.ts';
 import { type LatencySummary, summarize } from './latency-stats.ts';
+import { runCleanups } from './load-driver.ts';
 import { startProductStack } from './product-stack.ts';
 import { fmt, ms, renderTable } from './report.ts';
 
@@ -145,13 +146,7 @@ export async function runStreamSection(opts: StreamSectionOptions): Promise<Stre
       },
     };
   } finally {
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await cleanup();
-      } catch (err) {
-        log(`cleanup failed: ${(err as Error).message}`);
-      }
-    }
+    await runCleanups(cleanups, log);
   }
 }
 
