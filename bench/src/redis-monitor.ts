@@ -141,7 +141,7 @@ export async function monitorInvocations(
     () => undefined,
     (err: unknown) => err ?? new Error('call failed'),
   );
-  // An invocation's last commands follow its answer (the worker's moveToFinished, the gateway's delivered mark).
+  // An invocation's last commands follow its answer (the gateway's delivered mark).
   await new Promise((r) => setTimeout(r, opts.settleMs ?? 250));
   // Stopped whatever happened: the recording's connections must not outlive it.
   const events = await recording.stop();

@@ -57,6 +57,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const store = createRequestStore(redis, keys, { ttlSeconds: config.requestTtlSeconds });
   const producer = createInvocationProducer(redis, keys, {
     attempts: config.jobAttempts,
+    ttlSeconds: config.requestTtlSeconds,
   });
   const functions = createFunctionResolver(registry, { cacheMs: config.functionCacheMs });
   const invocations = createInvocationService({

@@ -3,17 +3,18 @@ import {
   createInvocationConsumer,
   type FunctionRegistry,
   type FunctionVersion,
+  type InvocationConsumer,
   type Keys,
   type RedisClient,
   type RequestStore,
 } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import { isFunctionModelName } from '@nvcf/storage';
-import type { Worker } from 'bullmq';
 import type { WorkerConfig } from './config.ts';
 import type { createFunctionModelLoader } from './function-models.ts';
 import { modelConcurrency } from './functions/model-capacity.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
+import { problemResult } from './inference/problem-result.ts';
 import { createInvocationProcessor, type ProcessorDeps } from './invocation-processor.ts';
 
 export interface ConsumerSync {
@@ -53,9 +54,9 @@ const modelKey = (name: string, version: string) => `${name}\u0000${version}`;
  */
 export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
   const { core, registry, config, log } = deps;
-  const consumers = new Map<string, Worker>();
+  const consumers = new Map<string, InvocationConsumer>();
   /** This worker's own queue per sequence-model version: the requests of the sequences it owns. */
-  const ownQueues = new Map<string, Worker>();
+  const ownQueues = new Map<string, InvocationConsumer>();
   const only = new Set(config.functionVersionIds);
   /** `WORKER_FUNCTION_VERSIONS`: a pool serving listed versions only (empty: every version). */
   const serves = (versionId: string) => only.size === 0 || only.has(versionId);
@@ -80,20 +81,27 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
     });
     const options = {
       concurrency,
+      workerId: config.workerId,
       lockDurationMs: config.lockDurationMs,
       stalledIntervalMs: config.stalledIntervalMs,
       maxStalledCount: config.maxStalledCount,
+      failure: (requestId: string, reason: string) => {
+        log.error({ requestId, versionId: fv.versionId, reason }, 'job failed');
+        return problemResult(
+          'INTERNAL',
+          'Internal error while making inference request',
+          'nvcf-worker-service',
+          requestId,
+        );
+      },
     };
-    const consumer = createInvocationConsumer(deps.connection, deps.keys, fv.versionId, processor, options);
+    const queueDeps = { connection: deps.connection, keys: deps.keys, store: deps.store };
+    const consumer = createInvocationConsumer(queueDeps, fv.versionId, processor, options);
     consumer.on('error', (err) => log.error({ err, versionId: fv.versionId }, 'consumer error'));
     consumers.set(fv.versionId, consumer);
     if (fv.model.sequence) {
-      const queueName = deps.keys.workerQueueName(fv.versionId, config.workerId);
-      const own = createInvocationConsumer(deps.connection, deps.keys, fv.versionId, processor, {
-        ...options,
-        queueName,
-      });
-      own.on('error', (err) => log.error({ err, versionId: fv.versionId, queueName }, 'consumer error'));
+      const own = createInvocationConsumer(queueDeps, fv.versionId, processor, { ...options, ownQueue: true });
+      own.on('error', (err) => log.error({ err, versionId: fv.versionId, ownQueue: true }, 'consumer error'));
       ownQueues.set(fv.versionId, own);
     }
     log.info(

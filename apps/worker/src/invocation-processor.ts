@@ -61,8 +61,8 @@ function countAppends(events: EventStream): EventStream & { readonly appended: b
 
 /**
  * One job: claim the request (skip it if a previous delivery already settled it), run the model,
- * store the result. Requests the model refuses are answered, not retried; unexpected failures are
- * retried by BullMQ and answered with a 500 once attempts run out.
+ * answer with the result (the consumer stores it). Requests the model refuses are answered, not retried;
+ * unexpected failures are retried by the consumer and answered with a 500 once attempts run out.
  */
 export function createInvocationProcessor(deps: ProcessorDeps): InvocationProcessor {
   const { store, core, model } = deps;
@@ -176,10 +176,6 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     return { ...job, input: { kind: 'json', value: JSON.parse(raw.toString('utf8')) } };
   }
 
-  /** Whether the job's input (or part of it) was kept beside it, to drop once the request is answered. */
-  const keptBeside = (input: InvocationJob['input']) =>
-    input.kind === 'stored' || (input.kind === 'kserve' && input.binaryBytes > 0);
-
   return async (queued, ctx) => {
     // The claim travels with the read of a kept input (one round trip); its answer is awaited before
     // the model runs.
@@ -201,8 +197,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
         'nvcf-worker-service',
         queued.requestId,
       );
-      await store.complete(queued.requestId, gone);
-      return;
+      return gone;
     }
     const started = performance.now();
     let result: InvocationResult;
@@ -214,7 +209,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
       if (!answer) {
         // A stalled job re-delivered after its result was stored: nothing to do.
         log.info({ attempt: ctx.attempt }, 'job skipped: request already settled');
-        return;
+        return undefined;
       }
       ({ result, eventsSent } = answer);
     } catch (err) {
@@ -247,10 +242,8 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
       // A caller that cannot follow a 302 (gRPC) gets every result direct.
       result = await deps.largeResults.settle(job.requestId, result);
     }
-    const [stored] = await Promise.all([
-      store.complete(job.requestId, result, job.reply),
-      keptBeside(queued.input) ? store.dropInput(job.requestId).catch(() => undefined) : undefined,
-    ]);
-    log.debug({ status: result.status, ms: Math.round(performance.now() - started), stored }, 'job done');
+    log.debug({ status: result.status, ms: Math.round(performance.now() - started) }, 'job done');
+    // The consumer stores it as the job leaves the queue (one step).
+    return result;
   };
 }

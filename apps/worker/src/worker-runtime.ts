@@ -39,7 +39,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     commandTimeoutMs: config.redisCommandTimeoutMs,
     onError: (err) => log.warn({ err: err.message }, 'Redis connection error'),
   });
-  const bullConnection = createRedis(config.redisUrl, { blocking: true, name: 'worker-bull' });
+  const queueConnection = createRedis(config.redisUrl, { blocking: true, name: 'worker-queue' });
   const registry = createFunctionRegistry(redis, keys);
   const store = createRequestStore(redis, keys, { ttlSeconds: config.requestTtlSeconds });
   // A function version deleted while this worker was down must not be loaded again (the first sync would
@@ -63,7 +63,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     registry,
     store,
     keys,
-    connection: bullConnection,
+    connection: queueConnection,
     config,
     log,
     functionModels,
@@ -132,7 +132,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
         await surfaces.close();
         await core.close();
         redis.disconnect();
-        bullConnection.disconnect();
+        queueConnection.disconnect();
         log.info('worker stopped');
       })();
       return closing;

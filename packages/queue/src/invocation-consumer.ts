@@ -1,18 +1,28 @@
-import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import { InvocationJob } from './job-contract.ts';
-import type { Keys } from './keys.ts';
-import type { RedisClient } from './redis-connection.ts';
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { InvocationJob, inputKeptBeside } from './job-contract.ts';
+import { type Keys, WORKERS_GROUP } from './keys.ts';
+import { withRequestScripts } from './lua-scripts.ts';
+import { isNoGroup, type RedisClient } from './redis-connection.ts';
+import type { FinishedJob, InvocationResult, RequestStore } from './request-store.ts';
 
 export interface ConsumerOptions {
+  /** Jobs run at once. May be changed later (`InvocationConsumer.concurrency`). */
   concurrency: number;
-  /** Another queue of the version than its shared one (a worker's own, for the sequences it owns). */
-  queueName?: string;
-  /** How long a job's lock lives without renewal: a worker that dies releases its jobs after this. */
+  /** This worker: it names the consumer (with a suffix of its own) and, with `ownQueue`, the queue read. */
+  workerId: string;
+  /** Read the worker's own queue of the version (the sequences it owns) instead of the version's shared one. */
+  ownQueue?: boolean;
+  /** How long a job's lease lives without renewal: a worker that dies releases its jobs after this. */
   lockDurationMs: number;
-  /** How often this worker looks for jobs whose lock expired (stalled) and puts them back. */
+  /** How often this worker looks for jobs whose lease ran out (stalled) and puts them back. */
   stalledIntervalMs: number;
   /** Times a job may stall before it is failed; crashes mid-job are survived up to this many times. */
   maxStalledCount: number;
+  /** The answer for a job that cannot be run: malformed, stalled too often, or failing on its last attempt. */
+  failure(requestId: string, reason: string): InvocationResult;
+  /** How long one blocking read waits for a job before it is sent again (ms). */
+  blockMs?: number;
 }
 
 export interface JobContext {
@@ -21,34 +31,298 @@ export interface JobContext {
   maxAttempts: number;
 }
 
-export type InvocationProcessor = (job: InvocationJob, ctx: JobContext) => Promise<void>;
+/**
+ * Runs one job. Resolves to the request's answer, stored as the job leaves the queue; undefined when there is
+ * nothing to store (the request was settled already). A rejection is retried (after 200 ms, 400 ms…) while
+ * attempts remain; the processor answers a failure on the last attempt itself.
+ */
+export type InvocationProcessor = (job: InvocationJob, ctx: JobContext) => Promise<InvocationResult | undefined>;
+
+export interface InvocationConsumer {
+  /** Jobs run at once; raising it takes effect at the next read. */
+  concurrency: number;
+  /** Resolves once the queue's consumer group exists and reads have begun. */
+  waitUntilReady(): Promise<void>;
+  /** Stops reading; running jobs finish unless `force` (then they are recovered as stalled elsewhere). */
+  close(force?: boolean): Promise<void>;
+  on(event: 'error', listener: (err: Error) => void): this;
+}
+
+export interface ConsumerDeps {
+  /** Commands that must never time out (blocking reads use a duplicate of it). */
+  connection: RedisClient;
+  keys: Keys;
+  store: RequestStore;
+}
+
+/** How long a consumer that read nothing and holds no job may stay in the group (dead workers' names go). */
+const IDLE_CONSUMER_MS = 10 * 60_000;
+/** Most jobs one maintenance pass recovers or promotes. */
+const MAINTAIN_BATCH = 100;
 
 /**
- * A BullMQ worker for one function version's queue. The payload is parsed at this edge; a payload that
- * does not parse can never succeed, so it fails without retries.
+ * A worker's consumer of one function version's queue: a Redis stream read through the `workers` consumer group
+ * (https://redis.io/docs/latest/develop/data-types/streams/#consumer-groups). A delivered job stays on the group's
+ * pending list, its idle time being its lease: this consumer renews it (`XCLAIM … JUSTID`) every half lease while
+ * the job runs, and every consumer now and then puts jobs idle longer than a lease back into the stream
+ * (maintain-queue.lua). A job leaves the queue in the script that stores its answer. The payload is parsed at this
+ * edge; one that does not parse can never succeed, so it is answered as failed at once.
  */
 export function createInvocationConsumer(
-  connection: RedisClient,
-  keys: Keys,
+  deps: ConsumerDeps,
   versionId: string,
   processor: InvocationProcessor,
   opts: ConsumerOptions,
-): Worker {
-  return new Worker(
-    opts.queueName ?? keys.queueName(versionId),
-    async (job: Job) => {
-      const parsed = InvocationJob.safeParse(job.data);
-      if (!parsed.success) throw new UnrecoverableError(`malformed invocation job: ${parsed.error.message}`);
-      await processor(parsed.data, { attempt: job.attemptsMade + 1, maxAttempts: job.opts.attempts ?? 1 });
+): InvocationConsumer {
+  const { connection, keys, store } = deps;
+  const r = withRequestScripts(connection);
+  const q = keys.queue(versionId, opts.ownQueue ? opts.workerId : undefined);
+  const name = `${opts.workerId}:${randomUUID().slice(0, 8)}`;
+  const blockMs = opts.blockMs ?? 5000;
+  const blocking = connection.duplicate();
+  // Its failures reach the read that was waiting on it; without a listener ioredis would also print each one.
+  blocking.on('error', () => {});
+  const emitter = new EventEmitter();
+  const fail = (err: unknown) => {
+    if (emitter.listenerCount('error') > 0) emitter.emit('error', err instanceof Error ? err : new Error(String(err)));
+  };
+
+  let concurrency = opts.concurrency;
+  let closing = false;
+  /** Entry id → request id of the jobs running here: the leases to renew. */
+  const active = new Map<string, string>();
+  const running = new Set<Promise<void>>();
+  const timers = new Set<NodeJS.Timeout>();
+  let wake: () => void = () => {};
+  const woken = () =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+
+  const renewal = setInterval(() => void renew(), Math.max(100, Math.floor(opts.lockDurationMs / 2)));
+  const maintenance = setInterval(() => void maintain(), opts.stalledIntervalMs);
+  renewal.unref();
+  maintenance.unref();
+
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  const reading = read();
+
+  const consumer: InvocationConsumer = {
+    get concurrency() {
+      return concurrency;
     },
-    {
-      connection,
-      prefix: keys.bullPrefix,
-      concurrency: opts.concurrency,
-      lockDuration: opts.lockDurationMs,
-      stalledInterval: opts.stalledIntervalMs,
-      maxStalledCount: opts.maxStalledCount,
-      autorun: true,
+    set concurrency(n: number) {
+      concurrency = n;
+      wake();
     },
-  );
+    waitUntilReady: () => ready,
+    async close(force = false) {
+      if (!closing) {
+        closing = true;
+        clearInterval(maintenance);
+        for (const t of timers) clearTimeout(t);
+        wake();
+        // A read in flight is dropped with its connection: a job it was being handed stays on this consumer's
+        // pending list and is recovered as stalled after a lease.
+        blocking.disconnect();
+        markReady();
+      }
+      await reading;
+      if (!force) await Promise.all(running);
+      clearInterval(renewal);
+    },
+    on(event, listener) {
+      emitter.on(event, listener);
+      return consumer;
+    },
+  };
+  return consumer;
+
+  async function read(): Promise<void> {
+    await ensureGroup();
+    markReady();
+    void maintain();
+    while (!closing) {
+      if (active.size >= concurrency) {
+        await woken();
+        continue;
+      }
+      let reply: unknown;
+      try {
+        reply = await blocking.xreadgroup(
+          'GROUP',
+          WORKERS_GROUP,
+          name,
+          'COUNT',
+          concurrency - active.size,
+          'BLOCK',
+          blockMs,
+          'STREAMS',
+          q.stream,
+          '>',
+        );
+      } catch (err) {
+        if (closing) break;
+        // The queue was retired (its version deleted; this consumer stops shortly), or Redis is away.
+        if (!isNoGroup(err)) fail(err);
+        await pause(500);
+        if (!closing) await ensureGroup();
+        continue;
+      }
+      for (const [entryId, fields] of entriesOf(reply)) start(entryId, fields);
+    }
+  }
+
+  async function ensureGroup(): Promise<void> {
+    try {
+      // From the stream's start: jobs queued before any worker read them are delivered too.
+      await connection.xgroup('CREATE', q.stream, WORKERS_GROUP, '0', 'MKSTREAM');
+    } catch (err) {
+      if (!(err instanceof Error && err.message.startsWith('BUSYGROUP'))) fail(err);
+    }
+  }
+
+  function start(entryId: string, fields: Map<string, string>) {
+    const requestId = fields.get('id') ?? '';
+    active.set(entryId, requestId);
+    const job = run(entryId, requestId, fields)
+      .catch(fail)
+      .finally(() => {
+        active.delete(entryId);
+        running.delete(job);
+        wake();
+      });
+    running.add(job);
+  }
+
+  async function run(entryId: string, requestId: string, fields: Map<string, string>): Promise<void> {
+    const attempt = Number(fields.get('a') ?? 0) + 1;
+    const maxAttempts = Number(fields.get('m') ?? 1);
+    const finished = (inputKept: boolean): FinishedJob => ({ queue: q, entryId, inputKept });
+    const job = parseJob(fields.get('j'));
+    if (!job.success) {
+      const answer = opts.failure(requestId, `malformed invocation job: ${job.error}`);
+      await store.complete(requestId, answer, undefined, finished(true));
+      return;
+    }
+    let result: InvocationResult | undefined;
+    try {
+      result = await processor(job.data, { attempt, maxAttempts });
+    } catch (err) {
+      if (attempt < maxAttempts) {
+        await retry(entryId, requestId, fields, attempt);
+        return;
+      }
+      result = opts.failure(requestId, err instanceof Error ? err.message : String(err));
+    }
+    const done = finished(inputKeptBeside(job.data.input));
+    if (result) await store.complete(requestId, result, job.data.reply, done);
+    else await leave(requestId, done);
+  }
+
+  /** Takes a job whose request was settled already off the queue. */
+  async function leave(requestId: string, job: FinishedJob): Promise<void> {
+    const pipeline = connection.pipeline().xack(q.stream, WORKERS_GROUP, job.entryId).xdel(q.stream, job.entryId);
+    if (job.inputKept) pipeline.del(keys.requestInput(requestId));
+    await pipeline.exec();
+  }
+
+  async function retry(entryId: string, requestId: string, fields: Map<string, string>, attempt: number) {
+    const delayMs = 200 * 2 ** (attempt - 1);
+    const entry = JSON.stringify({
+      id: requestId,
+      j: fields.get('j'),
+      m: fields.get('m') ?? '1',
+      a: String(attempt),
+      s: fields.get('s') ?? '0',
+    });
+    await r.nvcfRetryJob(
+      q.stream,
+      q.delayed,
+      q.delayedJobs,
+      WORKERS_GROUP,
+      entryId,
+      requestId,
+      entry,
+      Date.now() + delayMs,
+    );
+    // This worker puts it back when due; if it dies first, any worker's maintenance pass does.
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      void maintain();
+    }, delayMs + 5);
+    timer.unref();
+    timers.add(timer);
+  }
+
+  async function renew(): Promise<void> {
+    if (active.size === 0) return;
+    try {
+      await connection.xclaim(q.stream, WORKERS_GROUP, name, 0, ...active.keys(), 'JUSTID');
+    } catch (err) {
+      fail(err);
+    }
+  }
+
+  async function maintain(): Promise<void> {
+    if (closing) return;
+    try {
+      const failed = await r.nvcfMaintainQueue(
+        q.stream,
+        q.delayed,
+        q.delayedJobs,
+        WORKERS_GROUP,
+        opts.lockDurationMs,
+        opts.maxStalledCount,
+        Date.now(),
+        keys.requestKeyPrefix,
+        MAINTAIN_BATCH,
+        IDLE_CONSUMER_MS,
+      );
+      for (const entry of failed) {
+        const { id, j } = JSON.parse(entry) as { id: string; j?: string };
+        const job = parseJob(j);
+        const reason = `the job stalled more than ${opts.maxStalledCount} times (its worker stopped or hung)`;
+        await store.complete(id, opts.failure(id, reason), job.success ? job.data.reply : undefined);
+      }
+    } catch (err) {
+      fail(err);
+    }
+  }
 }
+
+function parseJob(
+  text: string | undefined,
+): { success: true; data: InvocationJob } | { success: false; error: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text ?? '');
+  } catch (err) {
+    return { success: false, error: err instanceof Error ? err.message : String(err) };
+  }
+  const parsed = InvocationJob.safeParse(value);
+  return parsed.success ? parsed : { success: false, error: parsed.error.message };
+}
+
+/** The entries of an `XREADGROUP` reply for one stream: id and fields. */
+function entriesOf(reply: unknown): [string, Map<string, string>][] {
+  if (!Array.isArray(reply)) return [];
+  const out: [string, Map<string, string>][] = [];
+  for (const stream of reply) {
+    const entries: unknown = Array.isArray(stream) ? stream[1] : undefined;
+    if (!Array.isArray(entries)) continue;
+    for (const entry of entries) {
+      if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !Array.isArray(entry[1])) continue;
+      const flat: unknown[] = entry[1];
+      const fields = new Map<string, string>();
+      for (let i = 0; i + 1 < flat.length; i += 2) fields.set(String(flat[i]), String(flat[i + 1]));
+      out.push([entry[0], fields]);
+    }
+  }
+  return out;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

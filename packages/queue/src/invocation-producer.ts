@@ -1,15 +1,24 @@
-import { Queue } from 'bullmq';
-import { INVOCATION_JOB_NAME, type InvocationJob } from './job-contract.ts';
-import type { Keys } from './keys.ts';
-import { type RedisClient, scanKeys } from './redis-connection.ts';
+import type { InvocationJob } from './job-contract.ts';
+import { type Keys, type QueueKeys, WORKERS_GROUP } from './keys.ts';
+import { withRequestScripts } from './lua-scripts.ts';
+import { isNoGroup, type RedisClient, scanKeys } from './redis-connection.ts';
+
+export interface EnqueueOptions {
+  /** Into this worker's own queue for the version (a sequence it owns) instead of the version's shared one. */
+  worker?: string;
+  /** Who made the request: status, stream and position are theirs ('' when unknown). */
+  principal?: string;
+  /** The job's input kept beside it (`input.kind` 'stored', or a KServe request's tensors), stored with it. */
+  input?: Buffer;
+}
 
 export interface InvocationProducer {
   /**
-   * Adds the job with the request id as job id: adding the same request twice is a no-op. With `worker`, into that
-   * worker's own queue for the version (a sequence it owns) instead of the version's shared one.
+   * Records the request (state `queued`) and queues its job in one step. Adding the same request twice is a
+   * no-op: false then.
    */
-  enqueue(job: InvocationJob, opts?: { worker?: string }): Promise<void>;
-  /** Jobs waiting or running for a version. */
+  enqueue(job: InvocationJob, opts?: EnqueueOptions): Promise<boolean>;
+  /** Jobs waiting or running for a version (retries waiting out their pause included). */
   depth(versionId: string): Promise<number>;
   /** Jobs waiting (not yet taken by a worker) for a version: one Redis command. */
   waiting(versionId: string): Promise<number>;
@@ -19,9 +28,8 @@ export interface InvocationProducer {
    */
   position(versionId: string, requestId: string): Promise<number | undefined>;
   /**
-   * Removes a deleted version's queue and everything BullMQ keeps for it. Each request still waiting in
-   * it is handed to `settle` first (to be answered: nothing will run it now). Jobs already running finish
-   * their requests as usual.
+   * Removes a deleted version's queues. Each request still waiting in them is handed to `settle` first (to be
+   * answered: nothing will run it now). Jobs already running finish their requests as usual.
    */
   retire(versionId: string, settle: (requestId: string) => Promise<void>): Promise<void>;
   /**
@@ -36,80 +44,101 @@ export interface InvocationProducer {
 export interface ProducerOptions {
   /** Attempts for retryable failures; stalled-job recovery does not consume attempts. */
   attempts: number;
+  /** How long a request's record (and its kept input) lives. */
+  ttlSeconds: number;
 }
 
-/** One BullMQ queue per function version, created lazily and sharing the caller's connection. */
+/**
+ * The gateway's side of the invocation queues: one Redis stream per function version (keys.ts `queue`), read by
+ * the workers' consumer group (invocation-consumer.ts). Each call is one script: one round trip, one hash slot.
+ */
 export function createInvocationProducer(
   connection: RedisClient,
   keys: Keys,
   opts: ProducerOptions,
 ): InvocationProducer {
-  const queues = new Map<string, Queue>();
-  const named = (name: string) => {
-    let q = queues.get(name);
-    if (!q) {
-      q = new Queue(name, { connection, prefix: keys.bullPrefix });
-      queues.set(name, q);
-    }
-    return q;
+  const r = withRequestScripts(connection);
+  const counts = (versionId: string) => {
+    const q = keys.queue(versionId);
+    return r.nvcfQueueCounts(q.stream, q.delayed, WORKERS_GROUP);
   };
-  const queueFor = (versionId: string) => named(keys.queueName(versionId));
   return {
     async enqueue(job, to = {}) {
-      const queue = to.worker ? named(keys.workerQueueName(job.versionId, to.worker)) : queueFor(job.versionId);
-      await queue.add(INVOCATION_JOB_NAME, job, {
-        jobId: job.requestId,
-        attempts: opts.attempts,
-        backoff: { type: 'exponential', delay: 200 },
-        // A finished job keeps nothing: its result lives in the request record (with its TTL), and a
-        // kept job would hold the whole input until later jobs of the same queue pruned it.
-        removeOnComplete: true,
-        removeOnFail: true,
-      });
+      const q = keys.queue(job.versionId, to.worker);
+      const queued = await r.nvcfEnqueue(
+        keys.request(job.requestId),
+        q.stream,
+        keys.requestInput(job.requestId),
+        opts.ttlSeconds,
+        job.functionId,
+        job.versionId,
+        Date.now(),
+        to.principal ?? '',
+        job.requestId,
+        JSON.stringify(job),
+        to.input ?? '',
+        opts.attempts,
+      );
+      return queued === 1;
     },
     async depth(versionId) {
-      const counts = await queueFor(versionId).getJobCounts('wait', 'active', 'delayed', 'prioritized');
-      return Object.values(counts).reduce((a, b) => a + b, 0);
+      const [inStream, , delayed] = await counts(versionId);
+      return inStream + delayed;
     },
     async waiting(versionId) {
-      return connection.llen(queueFor(versionId).toKey('wait'));
+      const [inStream, running] = await counts(versionId);
+      return inStream - running;
     },
     async position(versionId, requestId) {
-      const q = queueFor(versionId);
-      // BullMQ pushes new jobs on the left of the wait list and workers take from the right.
-      const [[, index], [, length], [, active]] = (await connection
-        .multi()
-        .lpos(q.toKey('wait'), requestId)
-        .llen(q.toKey('wait'))
-        .lpos(q.toKey('active'), requestId)
-        .exec()) as [[null, number | null], [null, number], [null, number | null]];
-      if (index !== null) return length - 1 - index;
-      return active !== null ? 0 : undefined;
+      const q = keys.queue(versionId);
+      const ahead = await r.nvcfQueuePosition(keys.request(requestId), q.stream, q.delayed, WORKERS_GROUP, requestId);
+      return ahead < 0 ? undefined : ahead;
     },
     async retire(versionId, settle) {
       // The shared queue, and the workers' own queues of the version (sequence routing), found by their keys.
-      const shared = keys.queueName(versionId);
-      const own = new Set<string>();
-      const pattern = `${keys.bullPrefix}:${keys.workerQueueName(versionId, '')}*:meta`;
-      for await (const batch of scanKeys(connection, pattern)) {
-        for (const key of batch) own.add(key.slice(keys.bullPrefix.length + 1, -':meta'.length));
+      const own: QueueKeys[] = [];
+      for await (const batch of scanKeys(connection, keys.workerQueuesPattern(versionId))) {
+        for (const stream of batch) {
+          const worker = stream.slice(stream.lastIndexOf(':w:') + 3);
+          own.push(keys.queue(versionId, worker));
+        }
       }
-      for (const name of [shared, ...own]) {
-        const q = named(name);
-        const waiting = await q.getJobs(['wait', 'delayed', 'prioritized']);
-        for (const job of waiting) if (job.id) await settle(job.id);
-        await q.obliterate({ force: true });
-        await q.close();
-        queues.delete(name);
+      for (const q of [keys.queue(versionId), ...own]) {
+        for (const requestId of await waitingIn(q)) await settle(requestId);
+        await connection.del(q.stream, q.delayed, q.delayedJobs);
       }
     },
     async withdraw(versionId, requestId) {
-      // BullMQ removes a job only while it is not locked by a worker: 1 when it did.
-      return (await queueFor(versionId).remove(requestId)) === 1;
+      const q = keys.queue(versionId);
+      const removed = await r.nvcfWithdrawJob(
+        keys.request(requestId),
+        q.stream,
+        q.delayed,
+        q.delayedJobs,
+        WORKERS_GROUP,
+        requestId,
+      );
+      return removed === 1;
     },
     async close() {
-      await Promise.all([...queues.values()].map((q) => q.close()));
-      queues.clear();
+      // The connection is the caller's.
     },
   };
+
+  /** The requests of a queue that no worker holds: entries not delivered, and retries waiting out a pause. */
+  async function waitingIn(q: QueueKeys): Promise<string[]> {
+    const held = new Set<string>();
+    const pending = (await connection.xpending(q.stream, WORKERS_GROUP, '-', '+', 1_000_000).catch((err: unknown) => {
+      // No group yet: no worker ever read this queue, so none holds anything.
+      if (isNoGroup(err)) return [];
+      throw err;
+    })) as [string, ...unknown[]][];
+    for (const [sid] of pending) held.add(sid);
+    const ids: string[] = [];
+    for (const [sid, fields] of await connection.xrange(q.stream, '-', '+')) {
+      const at = fields.indexOf('id');
+      if (!held.has(sid) && at >= 0 && at % 2 === 0) ids.push(fields[at + 1] as string);
+    }
+    return [...ids, ...(await connection.zrange(q.delayed, 0, -1))];
+  }
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * The payload of one invocation job: what the gateway promises the worker. Parsed once by the consumer.
- * Small JSON bodies travel parsed (BullMQ serialises the job once), other small bodies as base64, large
+ * Small JSON bodies travel parsed (the job is serialised once), other small bodies as base64, large
  * ones beside the job (`stored`).
  */
 export const InvocationInput = z.discriminatedUnion('kind', [
@@ -10,7 +10,7 @@ export const InvocationInput = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('bytes'), contentType: z.string(), base64: z.string() }),
   /**
    * A large body, kept in the request store beside the job (`RequestStore.loadInput`) rather than in
-   * it: BullMQ's job hash stays small, and the bytes are stored once, raw, not as JSON or base64.
+   * it: the queue's entries stay small, and the bytes are stored once, raw, not as JSON or base64.
    * `format` says how the worker reads them: parsed JSON, or bytes.
    */
   z.object({ kind: z.literal('stored'), contentType: z.string(), format: z.enum(['json', 'bytes']) }),
@@ -60,8 +60,10 @@ export const InvocationJob = z.object({
 });
 export type InvocationJob = z.infer<typeof InvocationJob>;
 
+/** Whether the job's input (or part of it) is kept beside it in the request store, to drop once it is answered. */
+export function inputKeptBeside(input: InvocationInput): boolean {
+  return input.kind === 'stored' || (input.kind === 'kserve' && input.binaryBytes > 0);
+}
+
 /** The content type of a result rendered `kserve-grpc`: protobuf bytes of one ModelInferResponse. */
 export const MODEL_INFER_RESPONSE_TYPE = 'application/x-protobuf; messageType="inference.ModelInferResponse"';
-
-/** BullMQ job name: one kind of job today; the name shows in Redis and in BullMQ tooling. */
-export const INVOCATION_JOB_NAME = 'invoke';

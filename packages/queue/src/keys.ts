@@ -7,24 +7,41 @@ import { createHash, randomUUID } from 'node:crypto';
  * Redis Cluster places a key by the part between its first `{` and `}` (its hash tag,
  * https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags), and every command, script
  * and transaction must touch one slot. So:
- * - a function version's queue (BullMQ's keys, its workers' own queues), its sequences and the records of its
- *   requests (record, input, events, cancel flags) share the version's tag: the 8 hex digits `versionTag` gives;
+ * - a function version's queue (its stream, its delayed retries, its workers' own queues), its sequences and the
+ *   records of its requests (record, input, events, cancel flags) share the version's tag: the 8 hex digits
+ *   `versionTag` gives;
  * - a request id begins with its version's tag (`newRequestId`), so a status poll, which knows only the request id,
  *   finds the record in one round trip and the record sits beside its queue;
  * - the control plane's small sets share one tag each (`{fn}` functions, `{auth}` API keys, `{assets}` assets),
  *   as their scripts and transactions span several keys; different functions' traffic spreads over the cluster.
  */
+/** The consumer group of every queue's stream: the workers, each reading as a consumer of its own name. */
+export const WORKERS_GROUP = 'workers';
+
+/** The keys of one invocation queue (invocation-consumer.ts reads it, invocation-producer.ts writes it). */
+export interface QueueKeys {
+  /** Stream of the jobs not yet done: one entry per job, read by the workers' consumer group. */
+  readonly stream: string;
+  /** Sorted set: request id → when its retry is due (ms). */
+  readonly delayed: string;
+  /** Hash: request id → the retrying job's entry (JSON), back to the stream when due. */
+  readonly delayedJobs: string;
+}
+
 export interface Keys {
   readonly prefix: string;
-  /** BullMQ's own prefix: its keys live under `<prefix>:bull:<queue>:*`. */
-  readonly bullPrefix: string;
-  /** One queue per function version. BullMQ forbids ':' in queue names. */
-  queueName(versionId: string): string;
   /**
-   * One worker's own queue for a function version: the requests of the sequences it owns (sequence routing), which
-   * must reach the instance that holds their state.
+   * A function version's queue; with `workerId`, that worker's own queue for the version: the requests of the
+   * sequences it owns (sequence routing), which must reach the instance that holds their state.
    */
-  workerQueueName(versionId: string, workerId: string): string;
+  queue(versionId: string, workerId?: string): QueueKeys;
+  /** SCAN pattern matching the streams of every worker's own queue of a version. */
+  workerQueuesPattern(versionId: string): string;
+  /**
+   * What precedes a request id in its record's key, given the request's tag: scripts that handle many jobs of one
+   * queue build the records' keys (all in the queue's slot) from it, as `prefix .. '{' .. tag .. '}:' .. id`.
+   */
+  readonly requestKeyPrefix: string;
   /** String: the worker that owns one sequence of a function version. TTL'd (the sequence's idle time). */
   sequenceOwner(versionId: string, sequenceKey: string): string;
   /** Hash: the state and, once terminal, the result of one invocation. TTL'd. */
@@ -76,13 +93,21 @@ export function createKeys(prefix = 'nvcf'): Keys {
   if (!/^[A-Za-z0-9_.-]+$/.test(prefix)) throw new Error(`invalid key prefix '${prefix}'`);
   const v = (versionId: string) => `{${versionTag(versionId)}}`;
   const r = (requestId: string) => `{${requestTag(requestId)}}`;
+  const queueKeys = (name: string): QueueKeys => ({
+    stream: `${prefix}:q:${name}`,
+    delayed: `${prefix}:q-delayed:${name}`,
+    delayedJobs: `${prefix}:q-delayed-jobs:${name}`,
+  });
   return {
     prefix,
-    bullPrefix: `${prefix}:bull`,
-    // BullMQ builds its keys as `<bullPrefix>:<queue name>:<suffix>`: the tag in the name places all of them.
-    queueName: (versionId) => `${v(versionId)}fv-${versionId}`,
-    workerQueueName: (versionId, workerId) =>
-      `${v(versionId)}fv-${versionId}-w-${workerId.replace(/[^A-Za-z0-9_.-]/g, '_')}`,
+    queue: (versionId, workerId) =>
+      queueKeys(
+        workerId === undefined
+          ? `${v(versionId)}:${versionId}`
+          : `${v(versionId)}:${versionId}:w:${workerId.replace(/[^A-Za-z0-9_.-]/g, '_')}`,
+      ),
+    workerQueuesPattern: (versionId) => `${prefix}:q:${v(versionId)}:${versionId}:w:*`,
+    requestKeyPrefix: `${prefix}:req:`,
     sequenceOwner: (versionId, sequenceKey) => `${prefix}:seq:${v(versionId)}:${versionId}:${sequenceKey}`,
     request: (requestId) => `${prefix}:req:${r(requestId)}:${requestId}`,
     requestInput: (requestId) => `${prefix}:req-input:${r(requestId)}:${requestId}`,

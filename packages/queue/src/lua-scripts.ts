@@ -3,30 +3,58 @@ import type { RedisClient } from './redis-connection.ts';
 
 const script = (name: string) => readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
 
-/** The request-store scripts, registered on a connection as custom commands (EVALSHA with fallback). */
+type Arg = string | number | Buffer;
+
+/**
+ * The request-store and queue scripts, registered on a connection as custom commands (EVALSHA with fallback).
+ * Those taking `numKeys` first name a varying number of keys.
+ */
 export interface RequestScripts {
   nvcfCreateRequest(key: string, ...args: (string | number)[]): Promise<number>;
   nvcfMarkInProgress(key: string, ...args: (string | number)[]): Promise<string>;
-  nvcfCompleteRequest(key: string, ...args: (string | number | Buffer)[]): Promise<number>;
+  nvcfCompleteRequest(numKeys: number, ...keysAndArgs: Arg[]): Promise<number>;
   nvcfTakeResultBuffer(key: string, mode?: string): Promise<(Buffer | null)[]>;
   nvcfMarkDelivered(key: string): Promise<number>;
-  nvcfReportProgress(key: string, ...args: (string | number | Buffer)[]): Promise<number>;
+  nvcfReportProgress(key: string, ...args: Arg[]): Promise<number>;
+  nvcfEnqueue(request: string, stream: string, input: string, ...args: Arg[]): Promise<number>;
+  nvcfRetryJob(stream: string, delayed: string, delayedJobs: string, ...args: Arg[]): Promise<number>;
+  nvcfMaintainQueue(stream: string, delayed: string, delayedJobs: string, ...args: Arg[]): Promise<string[]>;
+  nvcfWithdrawJob(
+    request: string,
+    stream: string,
+    delayed: string,
+    delayedJobs: string,
+    ...args: Arg[]
+  ): Promise<number>;
+  nvcfQueuePosition(request: string, stream: string, delayed: string, ...args: Arg[]): Promise<number>;
+  nvcfQueueCounts(stream: string, delayed: string, group: string): Promise<[number, number, number]>;
 }
 
-const SCRIPTS = {
-  nvcfCreateRequest: 'create-request',
-  nvcfMarkInProgress: 'mark-in-progress',
-  nvcfCompleteRequest: 'complete-request',
-  nvcfTakeResult: 'take-result',
-  nvcfMarkDelivered: 'mark-delivered',
-  nvcfReportProgress: 'report-progress',
-} as const;
+/** Command → script file and its number of keys (undefined: given by the caller, first). */
+const SCRIPTS: Record<string, [file: string, numberOfKeys: number | undefined]> = {
+  nvcfCreateRequest: ['create-request', 1],
+  nvcfMarkInProgress: ['mark-in-progress', 1],
+  nvcfCompleteRequest: ['complete-request', undefined],
+  nvcfTakeResult: ['take-result', 1],
+  nvcfMarkDelivered: ['mark-delivered', 1],
+  nvcfReportProgress: ['report-progress', 1],
+  nvcfEnqueue: ['enqueue', 3],
+  nvcfRetryJob: ['retry-job', 3],
+  nvcfMaintainQueue: ['maintain-queue', 3],
+  nvcfWithdrawJob: ['withdraw-job', 4],
+  nvcfQueuePosition: ['queue-position', 3],
+  nvcfQueueCounts: ['queue-counts', 2],
+};
 
-const sources = Object.fromEntries(Object.entries(SCRIPTS).map(([cmd, file]) => [cmd, script(file)]));
+const sources = Object.entries(SCRIPTS).map(([cmd, [file, numberOfKeys]]) => ({
+  cmd,
+  lua: script(file),
+  numberOfKeys,
+}));
 
 export function withRequestScripts<C extends RedisClient>(redis: C): C & RequestScripts {
-  for (const [cmd, lua] of Object.entries(sources)) {
-    if (!(cmd in redis)) redis.defineCommand(cmd, { numberOfKeys: 1, lua });
+  for (const { cmd, lua, numberOfKeys } of sources) {
+    if (!(cmd in redis)) redis.defineCommand(cmd, numberOfKeys === undefined ? { lua } : { numberOfKeys, lua });
   }
   return redis as C & RequestScripts;
 }

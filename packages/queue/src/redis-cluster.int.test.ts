@@ -28,11 +28,11 @@ afterAll(async () => {
 
 const slot = async (key: string) => Number(await redis.call('CLUSTER', 'KEYSLOT', key));
 
-const job = (versionId: string, requestId = newRequestId(versionId)): InvocationJob => ({
+const job = (versionId: string, requestId = newRequestId(versionId), n = 1): InvocationJob => ({
   requestId,
   functionId: randomUUID(),
   versionId,
-  input: { kind: 'json', contentType: 'application/json', value: { n: 1 } },
+  input: { kind: 'json', contentType: 'application/json', value: { n } },
   headers: {},
   enqueuedAt: Date.now(),
 });
@@ -50,8 +50,15 @@ describe('on a Redis Cluster', () => {
     const requestId = newRequestId(versionId);
     expect(requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(requestId.slice(0, 8)).toBe(versionId.slice(0, 8));
-    const queueSlot = await slot(`${keys.bullPrefix}:${keys.queueName(versionId)}:wait`);
+    const queue = keys.queue(versionId);
+    const own = keys.queue(versionId, 'w1');
+    const queueSlot = await slot(queue.stream);
     for (const key of [
+      queue.delayed,
+      queue.delayedJobs,
+      own.stream,
+      own.delayed,
+      own.delayedJobs,
       keys.request(requestId),
       keys.requestInput(requestId),
       keys.events(requestId),
@@ -59,7 +66,8 @@ describe('on a Redis Cluster', () => {
       keys.streamAttach(requestId),
       keys.sequenceOwner(versionId, 'seq-1'),
       keys.versionWorkers(versionId),
-      `${keys.bullPrefix}:${keys.workerQueueName(versionId, 'w1')}:wait`,
+      // What maintain-queue.lua builds from the prefix for a request of the queue.
+      `${keys.requestKeyPrefix}{${requestId.slice(0, 8)}}:${requestId}`,
     ]) {
       expect(await slot(key), key).toBe(queueSlot);
     }
@@ -73,30 +81,36 @@ describe('on a Redis Cluster', () => {
     const keys = createKeys(`c${randomUUID().slice(0, 6)}`);
     const store = createRequestStore(redis, keys, { ttlSeconds: 60 });
     const events = createEventStream(redis, keys, { ttlSeconds: 60 });
-    const producer = createInvocationProducer(redis, keys, { attempts: 2 });
+    const producer = createInvocationProducer(redis, keys, { attempts: 2, ttlSeconds: 60 });
     const worker = createRedis(cluster.url, { blocking: true });
     const versionId = randomUUID();
+    const tries = new Map<string, number>();
     const consumer = createInvocationConsumer(
-      worker,
-      keys,
+      { connection: worker, keys, store },
       versionId,
-      async (j) => {
+      async (j, ctx) => {
+        tries.set(j.requestId, ctx.attempt);
+        // Every fourth request fails its first try: its retry goes through the delayed set and back (scripts that
+        // name the request's record themselves).
+        if (ctx.attempt === 1 && j.input.kind === 'json' && (j.input.value as { n: number }).n % 4 === 0) {
+          throw new Error('first try fails');
+        }
         await store.markInProgress(j.requestId, j.functionId, j.versionId);
         await events.append(j.requestId, [{ data: 'tick' }, { data: 'done', last: true }]);
-        await store.complete(j.requestId, {
-          status: 200,
-          contentType: 'application/json',
-          body: Buffer.from('{"ok":1}'),
-        });
+        return { status: 200, contentType: 'application/json', body: Buffer.from('{"ok":1}') };
       },
-      { concurrency: 4, lockDurationMs: 5000, stalledIntervalMs: 1000, maxStalledCount: 1 },
+      {
+        concurrency: 4,
+        workerId: 'w0',
+        lockDurationMs: 5000,
+        stalledIntervalMs: 1000,
+        maxStalledCount: 1,
+        failure: () => ({ status: 500, contentType: 'text/plain', body: Buffer.from('failed') }),
+      },
     );
     try {
-      const jobs = Array.from({ length: 20 }, () => job(versionId));
-      for (const j of jobs) {
-        expect(await store.create(j.requestId, j.functionId, versionId)).toBe(true);
-        await producer.enqueue(j);
-      }
+      const jobs = Array.from({ length: 20 }, (_, n) => job(versionId, undefined, n));
+      for (const j of jobs) expect(await producer.enqueue(j)).toBe(true);
       for (const j of jobs) {
         let view = await store.take(j.requestId);
         for (let i = 0; i < 200 && view.kind === 'pending'; i++) {
@@ -108,6 +122,7 @@ describe('on a Redis Cluster', () => {
         expect((await events.read(j.requestId, '0')).map((e) => e.data)).toEqual(['tick', 'done']);
       }
       expect(await producer.depth(versionId)).toBe(0);
+      expect([...tries.values()].filter((t) => t === 2)).toHaveLength(5);
 
       // Attach, then cancel unless resumed: a two-key script in the request's slot.
       const reqId = jobs[0]?.requestId ?? '';

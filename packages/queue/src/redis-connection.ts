@@ -9,7 +9,7 @@ import { parseRedisTarget, type RedisTarget } from './redis-target.ts';
 export type RedisClient = Redis | Cluster;
 
 export interface RedisConnectionOptions {
-  /** BullMQ workers and subscribers: never give up on a command. */
+  /** Queue consumers (their blocking reads) and subscribers: never give up on a command. */
   blocking?: boolean;
   name?: string;
   commandTimeoutMs?: number;
@@ -18,10 +18,10 @@ export interface RedisConnectionOptions {
 
 /**
  * Opens a connection to `url` (see redis-target.ts for the cluster and sentinel forms). `blocking` connections
- * (BullMQ workers, subscribers) must never give up on a command (`maxRetriesPerRequest: null`): BullMQ refuses
- * them otherwise. Other connections give up on a command after `commandTimeoutMs`: a stalled Redis (paused,
- * swapping, failing over) otherwise hangs every client for as long as it lasts; the error says "unavailable, try
- * again" instead (`isRedisUnavailable`).
+ * (queue consumers, subscribers) must never give up on a command (`maxRetriesPerRequest: null`): a blocking read
+ * waits as long as it was told to. Other connections give up on a command after `commandTimeoutMs`: a stalled Redis
+ * (paused, swapping, failing over) otherwise hangs every client for as long as it lasts; the error says
+ * "unavailable, try again" instead (`isRedisUnavailable`).
  */
 export function createRedis(url: string, opts: RedisConnectionOptions = {}): RedisClient {
   return connect(parseRedisTarget(url), opts);
@@ -135,4 +135,9 @@ export function isRedisUnavailable(err: unknown): boolean {
     err.message.startsWith('Failed to refresh slots cache') ||
     err.message.startsWith('None of startup nodes is available')
   );
+}
+
+/** A stream's consumer group (or the stream itself) does not exist: nobody has read that queue yet, or it was retired. */
+export function isNoGroup(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('NOGROUP');
 }

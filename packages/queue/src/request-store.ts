@@ -1,5 +1,5 @@
 import { ErrorCode } from '@nvcf/protocol';
-import type { Keys } from './keys.ts';
+import { type Keys, type QueueKeys, WORKERS_GROUP } from './keys.ts';
 import { withRequestScripts } from './lua-scripts.ts';
 import type { RedisClient } from './redis-connection.ts';
 
@@ -28,6 +28,15 @@ export interface InvocationResult {
 export interface ReplyTarget {
   gatewayId: string;
   maxInlineBytes: number;
+}
+
+/** The queued job a worker's result finishes: taken off its queue (and its kept input dropped) as it is stored. */
+export interface FinishedJob {
+  queue: QueueKeys;
+  /** The job's entry in the queue's stream. */
+  entryId: string;
+  /** The job's input was kept beside it (`saveInput`, or the enqueue's input). */
+  inputKept: boolean;
 }
 
 export type RequestView =
@@ -64,8 +73,9 @@ export interface RequestStore {
   /**
    * Stores a terminal result and publishes the completion (and, when `reply` is given and the body is
    * small enough, the whole result to the accepting gateway). False when a terminal state already existed.
+   * With `job`, that job leaves its queue in the same step, whether the result is stored or not.
    */
-  complete(requestId: string, result: InvocationResult, reply?: ReplyTarget): Promise<boolean>;
+  complete(requestId: string, result: InvocationResult, reply?: ReplyTarget, job?: FinishedJob): Promise<boolean>;
   /** Records progress: polls answer 202 with the latest percent and partial response. */
   reportProgress(requestId: string, percent: number, partial?: Buffer): Promise<boolean>;
   /** Marks a result handed out from an inline reply as delivered. */
@@ -107,10 +117,13 @@ export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSe
       const state = await r.nvcfMarkInProgress(key, percent, Date.now(), ttl, functionId, versionId);
       return state as RequestState;
     },
-    async complete(requestId, result, reply) {
+    async complete(requestId, result, reply, job) {
       const state = result.status < 400 ? 'fulfilled' : 'errored';
+      const jobKeys = job ? [job.queue.stream, ...(job.inputKept ? [keys.requestInput(requestId)] : [])] : [];
       const stored = await r.nvcfCompleteRequest(
+        1 + jobKeys.length,
         keys.request(requestId),
+        ...jobKeys,
         state,
         result.status,
         result.contentType,
@@ -124,6 +137,7 @@ export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSe
         reply?.maxInlineBytes ?? 0,
         result.objectKey ?? '',
         result.code ?? '',
+        ...(job ? [WORKERS_GROUP, job.entryId] : []),
       );
       return stored === 1;
     },

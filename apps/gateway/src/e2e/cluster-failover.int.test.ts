@@ -42,7 +42,7 @@ const output0 = async (res: Response) =>
 describe('Redis Cluster failover under load', () => {
   it('loses nothing it acknowledged while the primary of the queue’s slot fails over', async () => {
     const keys = createKeys(h.keyPrefix);
-    const queueKey = `${keys.bullPrefix}:${keys.queueName(verId('simple'))}:wait`;
+    const queueKey = keys.queue(verId('simple')).stream;
     const acknowledged = new Map<number, { reqId?: string; answer?: number[] }>();
     const refused: number[] = [];
     let next = 0;

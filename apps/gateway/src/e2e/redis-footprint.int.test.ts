@@ -65,7 +65,7 @@ describe("a finished invocation's footprint in Redis", () => {
       expect(value, key).not.toContain('hunter2');
       expect(value, key).not.toContain(String(marker));
     }
-    // No BullMQ job hash is left for any of them (job id = request id).
+    // Nothing of their jobs is left: no entry in the queue's stream (dumped above), no key named after them.
     for (const id of ids)
       expect([...everything.keys()].filter((k) => k.endsWith(`:${id}`) && !k.includes(':req:'))).toEqual([]);
     // Ten ~0.4 MB inputs came and went: what stays is ten small tombstones.
@@ -86,9 +86,9 @@ describe("a finished invocation's footprint in Redis", () => {
     const reqId = res.headers.get('nvcf-reqid') ?? '';
     const keys = createKeys(h.keyPrefix);
     expect(await h.redis.strlen(keys.requestInput(reqId))).toBe(sent);
-    const jobKeys = [...(await dump()).keys()].filter((k) => k.endsWith(`:${reqId}`) && k.includes(':bull:'));
-    expect(jobKeys).toHaveLength(1);
-    const jobData = (await h.redis.hget(jobKeys[0] ?? '', 'data')) ?? '';
+    const entries = await h.redis.xrange(keys.queue(verId('classifier')).stream, '-', '+');
+    const entry = entries.find(([, fields]) => fields[1] === reqId)?.[1] ?? [];
+    const jobData = entry[entry.indexOf('j') + 1] ?? '';
     expect(jobData.length).toBeLessThan(2048);
     expect(JSON.parse(jobData)).toMatchObject({ input: { kind: 'stored', format: 'json' } });
 
@@ -109,8 +109,9 @@ describe("a finished invocation's footprint in Redis", () => {
     });
     expect(res.status).toBe(202);
     const reqId = res.headers.get('nvcf-reqid') ?? '';
-    const queue = `${createKeys(h.keyPrefix).bullPrefix}:${createKeys(h.keyPrefix).queueName(verId('simple'))}`;
-    const queueKeys = async () => [...(await dump()).keys()].filter((k) => k.startsWith(queue));
+    const queue = createKeys(h.keyPrefix).queue(verId('simple'));
+    const queueKeys = async () =>
+      [...(await dump()).keys()].filter((k) => [queue.stream, queue.delayed, queue.delayedJobs].includes(k));
     expect((await queueKeys()).length).toBeGreaterThan(0);
     const deleted = await fetch(`${gw.url}/v2/nvcf/functions/${fnId('simple')}/versions/${verId('simple')}`, {
       method: 'DELETE',

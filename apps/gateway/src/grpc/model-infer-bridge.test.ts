@@ -6,7 +6,7 @@ import { checkModel, decodeInferResult, encodeQueuedInfer } from './model-infer-
 
 const raw = (values: number[]) => Buffer.from(Int32Array.from(values).buffer);
 
-/** What the worker receives: the job as BullMQ stores it (JSON), its tensors' bytes beside it. */
+/** What the worker receives: the job as its queue entry carries it (JSON), its tensors' bytes beside it. */
 function asWorkerSees(queued: ReturnType<typeof encodeQueuedInfer>) {
   const input = JSON.parse(JSON.stringify(queued.input)) as typeof queued.input;
   expect(input.kind).toBe('kserve');
@@ -51,7 +51,7 @@ describe('encodeQueuedInfer', () => {
       raw_input_contents: [],
     });
     const queued = encodeQueuedInfer(req);
-    // The job's JSON as BullMQ writes it.
+    // The job's JSON as the producer writes it.
     expect(JSON.stringify(queued.input)).toContain('"big":9007199254740993');
     expect(asWorkerSees(queued).outputs).toEqual([{ name: 'P', parameters: { classification: 2 } }]);
     expect([...(asWorkerSees(queued).inputs[0]!.data as Int32Array)]).toEqual([5]);

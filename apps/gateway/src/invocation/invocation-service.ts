@@ -170,28 +170,23 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
       await deps.queueGuard.admit(fv.versionId);
       const worker = fv.model.sequence ? await sequenceWorker(fv.versionId, req.input) : undefined;
       const { input, stored } = splitInput(req);
-      // One round trip for all: the worker creates the record itself if the job overtakes it; a stored
-      // input is written ahead of the job on the same connection, so no worker can miss it.
-      await Promise.all([
-        store.create(requestId, fv.id, fv.versionId, req.principal),
-        ...(stored ? [store.saveInput(requestId, stored)] : []),
-        producer.enqueue(
-          {
-            requestId,
-            functionId: fv.id,
-            versionId: fv.versionId,
-            input,
-            headers: req.headers,
-            ...(req.assetIds && req.assetIds.length > 0 ? { assetIds: req.assetIds } : {}),
-            enqueuedAt: Date.now(),
-            reply: { gatewayId: completions.gatewayId, maxInlineBytes: deps.maxInlineResultBytes },
-            ...(req.directOnly ? { directOnly: true } : {}),
-            ...(req.respond ? { respond: req.respond } : {}),
-            ...(stream ? { stream: true } : {}),
-          },
-          worker ? { worker } : {},
-        ),
-      ]);
+      // One step: the record, the kept input and the job are written together (one script, one round trip).
+      await producer.enqueue(
+        {
+          requestId,
+          functionId: fv.id,
+          versionId: fv.versionId,
+          input,
+          headers: req.headers,
+          ...(req.assetIds && req.assetIds.length > 0 ? { assetIds: req.assetIds } : {}),
+          enqueuedAt: Date.now(),
+          reply: { gatewayId: completions.gatewayId, maxInlineBytes: deps.maxInlineResultBytes },
+          ...(req.directOnly ? { directOnly: true } : {}),
+          ...(req.respond ? { respond: req.respond } : {}),
+          ...(stream ? { stream: true } : {}),
+        },
+        { principal: req.principal, ...(worker ? { worker } : {}), ...(stored ? { input: stored } : {}) },
+      );
     } catch (err) {
       waiter.settle({ kind: 'aborted' });
       // Refused (a full queue, say): nothing started, a retry with the same key may start it. Redis
@@ -220,8 +215,8 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
   }
 
   /**
-   * Small inputs travel inside their job; larger ones beside it (RequestStore.saveInput), as the raw
-   * bytes: a BullMQ job hash is copied by its scripts and kept in its lists, and should stay small.
+   * Small inputs travel inside their job; larger ones beside it (the enqueue's `input`), as the raw
+   * bytes: a queue entry is copied whole to the worker that reads it, and should stay small.
    */
   function splitInput(req: InvokeRequest): { input: InvocationInput; stored?: Buffer } {
     const { input } = req;

@@ -68,7 +68,7 @@ export function deploymentRoutes(
   };
   const dto = async (fv: FunctionVersion) => {
     const [live] = await registry.liveWorkers([fv.versionId]);
-    return { deployment: deploymentDto(fv, live ?? [], keys.queueName(fv.versionId)) };
+    return { deployment: deploymentDto(fv, live ?? [], keys.queue(fv.versionId).stream) };
   };
   const deploy = (update: boolean) => async (c: Context<AuthEnv>) => {
     const { functionId, versionId } = ids(c);

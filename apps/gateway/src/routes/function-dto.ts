@@ -127,13 +127,13 @@ export function functionDto(fv: FunctionVersion, workerIds: string[]) {
 }
 
 /** The deployment DTO (NVCF API reference: function deployment). */
-export function deploymentDto(fv: FunctionVersion, workerIds: string[], queueName: string) {
+export function deploymentDto(fv: FunctionVersion, workerIds: string[], queueKey: string) {
   return {
     functionId: fv.id,
     functionVersionId: fv.versionId,
     ncaId: fv.ncaId,
     functionStatus: functionStatus(fv.deployment, workerIds.length),
-    requestQueueUrl: queueName,
+    requestQueueUrl: queueKey,
     healthInfo: [],
     deploymentSpecifications: fv.deployment?.specifications ?? [],
   };

@@ -1,7 +1,7 @@
 /**
  * One model instance: a worker thread holding one ONNX Runtime session. onnxruntime-node's `session.run`
  * occupies the calling thread for the whole inference, so it runs here and the worker's event loop (HTTP,
- * gRPC, health, BullMQ lock renewal) never waits on it. Runs arrive one at a time from the instance's owner
+ * gRPC, health, job lease renewal) never waits on it. Runs arrive one at a time from the instance's owner
  * (instance-thread.ts); tensors come and go as transferred buffers.
  */
 import { parentPort, workerData } from 'node:worker_threads';

@@ -1,0 +1,335 @@
+import { randomUUID } from 'node:crypto';
+import { type RedisHandle, startRedis } from '@nvcf/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ConsumerOptions,
+  createInvocationConsumer,
+  type InvocationConsumer,
+  type InvocationProcessor,
+} from './invocation-consumer.ts';
+import { createInvocationProducer } from './invocation-producer.ts';
+import type { InvocationJob } from './job-contract.ts';
+import { createKeys, newRequestId, WORKERS_GROUP } from './keys.ts';
+import { createRedis, type RedisClient } from './redis-connection.ts';
+import { createRequestStore, type InvocationResult } from './request-store.ts';
+
+/** The invocation queue end to end on a real Redis: the gateway's producer, workers' consumers, the request store. */
+let server: RedisHandle;
+let redis: RedisClient;
+const opened: { close(force?: boolean): Promise<void> }[] = [];
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = createRedis(server.url);
+});
+afterAll(async () => {
+  await Promise.all(opened.map((c) => c.close(true)));
+  redis.disconnect();
+  await server.close();
+});
+
+/** A fresh deployment: its own key prefix, producer and store, and a way to start workers on it. */
+function setup(attempts = 3) {
+  const keys = createKeys(`q${randomUUID().slice(0, 8)}`);
+  const store = createRequestStore(redis, keys, { ttlSeconds: 60 });
+  const producer = createInvocationProducer(redis, keys, { attempts, ttlSeconds: 60 });
+  const versionId = randomUUID();
+  const job = (n = 0, input: InvocationJob['input'] = json({ n })): InvocationJob => ({
+    requestId: newRequestId(versionId),
+    functionId: randomUUID(),
+    versionId,
+    input,
+    headers: {},
+    enqueuedAt: Date.now(),
+  });
+  const consume = (processor: InvocationProcessor, opts: Partial<ConsumerOptions> = {}): InvocationConsumer => {
+    const connection = createRedis(server.url, { blocking: true });
+    const consumer = createInvocationConsumer({ connection, keys, store }, versionId, processor, {
+      concurrency: 1,
+      workerId: 'w1',
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 30_000,
+      maxStalledCount: 1,
+      failure: (_requestId, reason) => ({ status: 500, contentType: 'text/plain', body: Buffer.from(reason) }),
+      ...opts,
+    });
+    const close = consumer.close;
+    consumer.close = async (force?: boolean) => {
+      await close(force);
+      connection.disconnect();
+    };
+    opened.push(consumer);
+    return consumer;
+  };
+  /** The request's answer once a worker stored it (polled: the test holds no worker's hand). */
+  const answer = async (requestId: string, withinMs = 10_000) => {
+    const until = Date.now() + withinMs;
+    for (;;) {
+      const view = await store.peek(requestId);
+      if (view.kind === 'result') return view.result;
+      if (Date.now() > until) throw new Error(`no answer for ${requestId}: ${view.kind}`);
+      await sleep(10);
+    }
+  };
+  return { keys, store, producer, versionId, job, consume, answer };
+}
+
+const json = (value: unknown) => ({ kind: 'json' as const, contentType: 'application/json', value });
+const ok = (text: string): InvocationResult => ({ status: 200, contentType: 'text/plain', body: Buffer.from(text) });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A gate the test opens: work held on it stays running however fast the machine is. */
+function gate() {
+  let open: () => void = () => {};
+  const opened = new Promise<void>((r) => {
+    open = r;
+  });
+  return { open, opened };
+}
+
+describe('invocation queue', () => {
+  it('records the request and queues its job in one step; the same request twice is a no-op', async () => {
+    const { keys, store, producer, versionId, job } = setup(3);
+    const j = job(1);
+    expect(await producer.enqueue(j, { principal: 'alice' })).toBe(true);
+    expect(await producer.enqueue({ ...j, input: json({ n: 2 }) })).toBe(false);
+    expect(await producer.depth(versionId)).toBe(1);
+    expect(await producer.waiting(versionId)).toBe(1);
+    expect(await store.owner(j.requestId)).toEqual({ functionId: j.functionId, versionId, principal: 'alice' });
+    expect((await store.peek(j.requestId)).kind).toBe('pending');
+    const entries = await redis.xrange(keys.queue(versionId).stream, '-', '+');
+    expect(entries).toHaveLength(1);
+    const fields = entries[0]?.[1] ?? [];
+    expect(fields).toEqual(['id', j.requestId, 'j', JSON.stringify(j), 'm', '3']);
+    // Every key lives under the deployment's prefix.
+    const all = await redis.keys(`${keys.prefix}:*`);
+    expect(all.sort()).toEqual([keys.queue(versionId).stream, keys.request(j.requestId)].sort());
+  });
+
+  it('runs a job, stores its answer and takes it off the queue, its kept input with it', async () => {
+    const { keys, producer, versionId, job, consume, answer } = setup();
+    const j = job(0, { kind: 'stored', contentType: 'application/json', format: 'json' });
+    await producer.enqueue(j, { input: Buffer.from('{"n":7}') });
+    expect(await redis.get(keys.requestInput(j.requestId))).toBe('{"n":7}');
+    const seen: number[] = [];
+    consume(async (running, ctx) => {
+      seen.push(ctx.attempt, ctx.maxAttempts);
+      return ok(`done ${running.requestId}`);
+    });
+    expect((await answer(j.requestId)).body.toString()).toBe(`done ${j.requestId}`);
+    expect(seen).toEqual([1, 3]);
+    expect(await producer.depth(versionId)).toBe(0);
+    expect(await redis.xlen(keys.queue(versionId).stream)).toBe(0);
+    expect(await redis.exists(keys.requestInput(j.requestId))).toBe(0);
+    expect(await redis.xpending(keys.queue(versionId).stream, WORKERS_GROUP)).toEqual([0, null, null, null]);
+  });
+
+  it('delivers jobs queued before any worker read the queue, and a job queued while it waits', async () => {
+    const { producer, job, consume, answer } = setup();
+    const early = job(1);
+    await producer.enqueue(early);
+    const consumer = consume(async (j) => ok(String(j.requestId)));
+    await consumer.waitUntilReady();
+    expect((await answer(early.requestId)).body.toString()).toBe(early.requestId);
+    const late = job(2);
+    await producer.enqueue(late);
+    expect((await answer(late.requestId)).body.toString()).toBe(late.requestId);
+  });
+
+  it('retries a failing job after a pause, counting attempts, and answers the last failure', async () => {
+    const { producer, job, consume, answer } = setup(3);
+    const flaky = job(1);
+    const doomed = job(2);
+    const tries = new Map<string, number[]>();
+    consume(
+      async (j, ctx) => {
+        tries.set(j.requestId, [...(tries.get(j.requestId) ?? []), Date.now()]);
+        if (j.requestId === doomed.requestId || ctx.attempt < 2) throw new Error(`attempt ${ctx.attempt} failed`);
+        return ok(`attempt ${ctx.attempt}`);
+      },
+      { concurrency: 2 },
+    );
+    await producer.enqueue(flaky);
+    await producer.enqueue(doomed);
+    expect((await answer(flaky.requestId)).body.toString()).toBe('attempt 2');
+    const last = await answer(doomed.requestId);
+    expect(last.status).toBe(500);
+    expect(last.body.toString()).toBe('attempt 3 failed');
+    const times = tries.get(doomed.requestId) ?? [];
+    expect(times).toHaveLength(3);
+    // Exponential backoff: 200 ms, then 400 ms.
+    expect((times[1] ?? 0) - (times[0] ?? 0)).toBeGreaterThanOrEqual(195);
+    expect((times[2] ?? 0) - (times[1] ?? 0)).toBeGreaterThanOrEqual(395);
+  });
+
+  it('runs as many jobs at once as its concurrency, and more once raised', async () => {
+    const { producer, job, consume, answer } = setup();
+    const g = gate();
+    let runningNow = 0;
+    let most = 0;
+    const consumer = consume(
+      async (j) => {
+        runningNow++;
+        most = Math.max(most, runningNow);
+        await g.opened;
+        runningNow--;
+        return ok(j.requestId);
+      },
+      { concurrency: 2 },
+    );
+    const jobs = Array.from({ length: 5 }, (_, n) => job(n));
+    for (const j of jobs) await producer.enqueue(j);
+    while (runningNow < 2) await sleep(5);
+    await sleep(100);
+    expect(runningNow).toBe(2);
+    consumer.concurrency = 4;
+    while (runningNow < 4) await sleep(5);
+    g.open();
+    for (const j of jobs) expect((await answer(j.requestId)).body.toString()).toBe(j.requestId);
+    expect(most).toBe(4);
+  });
+
+  it("keeps a running job's lease alive past the lock duration: no other worker gets it", async () => {
+    const { producer, job, consume, answer } = setup();
+    const g = gate();
+    const runs: string[] = [];
+    const processor: InvocationProcessor = async (j) => {
+      runs.push(j.requestId);
+      await g.opened;
+      return ok('once');
+    };
+    const opts = { lockDurationMs: 500, stalledIntervalMs: 100 };
+    consume(processor, opts);
+    const j = job();
+    await producer.enqueue(j);
+    while (runs.length === 0) await sleep(5);
+    consume(processor, { ...opts, workerId: 'w2' });
+    await sleep(2000); // four leases: renewed all the while
+    g.open();
+    expect((await answer(j.requestId)).body.toString()).toBe('once');
+    expect(runs).toEqual([j.requestId]);
+  });
+
+  it('recovers the jobs of a worker that died, and fails a job that stalls too often', async () => {
+    const { producer, job, consume, answer, versionId } = setup();
+    const held = gate();
+    const opts = { lockDurationMs: 300, stalledIntervalMs: 100, maxStalledCount: 1 };
+    const started: string[] = [];
+    // A worker that takes the job and dies (force close: its lease is no longer renewed).
+    const dying = consume(async (j) => {
+      started.push(j.requestId);
+      await held.opened;
+      return ok('never stored');
+    }, opts);
+    const j = job();
+    await producer.enqueue(j);
+    while (started.length === 0) await sleep(5);
+    await dying.close(true);
+    const rescuer = consume(async (r) => ok(`recovered ${r.requestId}`), { ...opts, workerId: 'w2' });
+    expect((await answer(j.requestId)).body.toString()).toBe(`recovered ${j.requestId}`);
+    await rescuer.close();
+
+    // Stalling twice with maxStalledCount 1: the request is answered as failed, not run a third time.
+    const twice = job(2);
+    await producer.enqueue(twice);
+    const again = gate();
+    for (const workerId of ['w3', 'w4']) {
+      const before = started.length;
+      const c = consume(
+        async (r) => {
+          started.push(r.requestId);
+          await again.opened;
+          return ok('never stored');
+        },
+        { ...opts, workerId },
+      );
+      while (started.length === before) await sleep(5);
+      await c.close(true);
+    }
+    consume(async () => ok('must not run'), { ...opts, workerId: 'w5' });
+    const failed = await answer(twice.requestId);
+    expect(failed.status).toBe(500);
+    expect(failed.body.toString()).toMatch(/stalled more than 1 times/);
+    expect(await producer.depth(versionId)).toBe(0);
+    held.open();
+    again.open();
+  });
+
+  it('withdraws a waiting job, not a running one; tells positions; skips a job whose request was settled', async () => {
+    const { producer, store, job, consume, answer, versionId } = setup();
+    const g = gate();
+    const ran: string[] = [];
+    const consumer = consume(async (j) => {
+      ran.push(j.requestId);
+      await g.opened;
+      return ok(j.requestId);
+    });
+    await consumer.waitUntilReady();
+    const [first, second, third, fourth] = [job(1), job(2), job(3), job(4)];
+    for (const j of [first, second, third, fourth]) await producer.enqueue(j);
+    while (ran.length === 0) await sleep(5);
+    expect(await producer.position(versionId, first.requestId)).toBe(0);
+    expect(await producer.position(versionId, second.requestId)).toBe(0);
+    expect(await producer.position(versionId, third.requestId)).toBe(1);
+    expect(await producer.position(versionId, fourth.requestId)).toBe(2);
+    expect(await producer.position(versionId, newRequestId(versionId))).toBeUndefined();
+
+    expect(await producer.withdraw(versionId, first.requestId)).toBe(false);
+    expect(await producer.withdraw(versionId, third.requestId)).toBe(true);
+    expect(await producer.position(versionId, third.requestId)).toBeUndefined();
+    expect(await producer.position(versionId, fourth.requestId)).toBe(1);
+    // Settled elsewhere while it waited (a cancel): the worker's processor sees that and answers nothing.
+    await store.complete(second.requestId, { status: 499, contentType: 'text/plain', body: Buffer.from('gone') });
+    g.open();
+    expect((await answer(fourth.requestId)).body.toString()).toBe(fourth.requestId);
+    expect(ran).toEqual([first.requestId, second.requestId, fourth.requestId]);
+    // The processor answered the settled one too, but the first answer stands.
+    expect((await answer(second.requestId)).body.toString()).toBe('gone');
+    expect(await producer.depth(versionId)).toBe(0);
+  });
+
+  it('answers a job that does not parse as failed, without running it', async () => {
+    const { keys, producer, job, consume, answer, versionId } = setup();
+    const j = job();
+    await producer.enqueue(j);
+    // A job written by something else than the producer (an older release, a hand-made entry).
+    await redis.xadd(keys.queue(versionId).stream, '*', 'id', newRequestId(versionId), 'j', '{"not":"a job"}');
+    const [[, fields] = ['', []]] = (await redis.xrange(keys.queue(versionId).stream, '-', '+')).slice(-1);
+    const badId = fields[1] ?? '';
+    await redis.hset(keys.request(badId), 'state', 'queued');
+    const ran: string[] = [];
+    consume(async (r) => {
+      ran.push(r.requestId);
+      return ok('ran');
+    });
+    expect((await answer(j.requestId)).body.toString()).toBe('ran');
+    const bad = await answer(badId);
+    expect(bad.status).toBe(500);
+    expect(bad.body.toString()).toMatch(/^malformed invocation job/);
+    expect(ran).toEqual([j.requestId]);
+  });
+
+  it("puts a routed job in the worker's own queue, and retiring the version empties every queue of it", async () => {
+    const { keys, producer, versionId, job, consume } = setup();
+    const [shared, routed, retrying] = [job(1), job(2), job(3)];
+    await producer.enqueue(shared);
+    await producer.enqueue(routed, { worker: 'worker-a' });
+    expect(await redis.xlen(keys.queue(versionId, 'worker-a').stream)).toBe(1);
+    expect(await producer.depth(versionId)).toBe(1);
+    // One job waits out a retry's pause when the version goes.
+    const failedOnce = gate();
+    const consumer = consume(async () => {
+      failedOnce.open();
+      throw new Error('retry me');
+    });
+    await producer.enqueue(retrying);
+    await failedOnce.opened;
+    await consumer.close();
+    const settled: string[] = [];
+    await producer.retire(versionId, async (id) => {
+      settled.push(id);
+    });
+    expect(settled.sort()).toEqual([shared.requestId, routed.requestId, retrying.requestId].sort());
+    expect(await redis.keys(`${keys.prefix}:q*`)).toEqual([]);
+  });
+});
