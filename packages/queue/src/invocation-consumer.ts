@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { InvocationJob, inputKeptBeside } from './job-contract.ts';
 import { type Keys, WORKERS_GROUP } from './keys.ts';
 import { withRequestScripts } from './lua-scripts.ts';
-import { isNoGroup, type RedisClient } from './redis-connection.ts';
+import { isNoGroup, isRedisUnavailable, type RedisClient } from './redis-connection.ts';
 import type { FinishedJob, InvocationResult, RequestStore } from './request-store.ts';
 
 export interface ConsumerOptions {
@@ -166,8 +166,9 @@ export function createInvocationConsumer(
         );
       } catch (err) {
         if (closing) break;
-        // The queue was retired (its version deleted; this consumer stops shortly), or Redis is away.
-        if (!isNoGroup(err)) fail(err);
+        // The queue was retired (its version deleted; this consumer stops shortly), or Redis is away for a moment
+        // (a failover; the connections log that themselves): read again shortly. Anything else is reported.
+        if (!isNoGroup(err) && !isRedisUnavailable(err)) fail(err);
         await pause(500);
         if (!closing) await ensureGroup();
         continue;
@@ -219,8 +220,28 @@ export function createInvocationConsumer(
       result = opts.failure(requestId, err instanceof Error ? err.message : String(err));
     }
     const done = finished(inputKeptBeside(job.data.input));
-    if (result) await store.complete(requestId, result, job.data.reply, done);
-    else await leave(requestId, done);
+    const answer = result;
+    // The run is over: its answer must not be lost to a Redis that is away for a moment (a failover).
+    await persistently(async () => {
+      if (answer) await store.complete(requestId, answer, job.data.reply, done);
+      else await leave(requestId, done);
+    });
+  }
+
+  /**
+   * Tries `op` again while Redis is unavailable, for up to about a lease: after that the job is recovered as stalled
+   * and run again elsewhere anyway.
+   */
+  async function persistently<T>(op: () => Promise<T>): Promise<T> {
+    const until = Date.now() + opts.lockDurationMs;
+    for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+      try {
+        return await op();
+      } catch (err) {
+        if (!isRedisUnavailable(err) || Date.now() + delay > until) throw err;
+        await pause(delay);
+      }
+    }
   }
 
   /** Takes a job whose request was settled already off the queue. */

@@ -7,12 +7,13 @@ type Arg = string | number | Buffer;
 
 /**
  * The request-store and queue scripts, registered on a connection as custom commands (EVALSHA with fallback).
- * Those taking `numKeys` first name a varying number of keys.
+ * Each names a fixed number of keys, first: a cluster client's auto-pipelining routes a command by its first
+ * argument, which must therefore be a key.
  */
 export interface RequestScripts {
   nvcfCreateRequest(key: string, ...args: (string | number)[]): Promise<number>;
   nvcfMarkInProgress(key: string, ...args: (string | number)[]): Promise<string>;
-  nvcfCompleteRequest(numKeys: number, ...keysAndArgs: Arg[]): Promise<number>;
+  nvcfCompleteRequest(request: string, stream: string, input: string, ...args: Arg[]): Promise<number>;
   nvcfTakeResultBuffer(key: string, mode?: string): Promise<(Buffer | null)[]>;
   nvcfMarkDelivered(key: string): Promise<number>;
   nvcfReportProgress(key: string, ...args: Arg[]): Promise<number>;
@@ -30,11 +31,11 @@ export interface RequestScripts {
   nvcfQueueCounts(stream: string, delayed: string, group: string): Promise<[number, number, number]>;
 }
 
-/** Command → script file and its number of keys (undefined: given by the caller, first). */
-const SCRIPTS: Record<string, [file: string, numberOfKeys: number | undefined]> = {
+/** Command → script file and its number of keys. */
+const SCRIPTS: Record<string, [file: string, numberOfKeys: number]> = {
   nvcfCreateRequest: ['create-request', 1],
   nvcfMarkInProgress: ['mark-in-progress', 1],
-  nvcfCompleteRequest: ['complete-request', undefined],
+  nvcfCompleteRequest: ['complete-request', 3],
   nvcfTakeResult: ['take-result', 1],
   nvcfMarkDelivered: ['mark-delivered', 1],
   nvcfReportProgress: ['report-progress', 1],
@@ -54,7 +55,7 @@ const sources = Object.entries(SCRIPTS).map(([cmd, [file, numberOfKeys]]) => ({
 
 export function withRequestScripts<C extends RedisClient>(redis: C): C & RequestScripts {
   for (const { cmd, lua, numberOfKeys } of sources) {
-    if (!(cmd in redis)) redis.defineCommand(cmd, numberOfKeys === undefined ? { lua } : { numberOfKeys, lua });
+    if (!(cmd in redis)) redis.defineCommand(cmd, { numberOfKeys, lua });
   }
   return redis as C & RequestScripts;
 }

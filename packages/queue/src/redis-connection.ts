@@ -133,7 +133,12 @@ export function isRedisUnavailable(err: unknown): boolean {
     err.message.startsWith('MASTERDOWN') ||
     err.message.startsWith('TRYAGAIN') ||
     err.message.startsWith('Failed to refresh slots cache') ||
-    err.message.startsWith('None of startup nodes is available')
+    err.message.startsWith('None of startup nodes is available') ||
+    // A cluster client's auto-pipeline grouped by the slot map it had when the commands were issued; the map
+    // changed (a failover) before they were sent.
+    err.message.startsWith('All keys in the pipeline should belong to the same slots allocation group') ||
+    // A blocking read on a primary that was just demoted.
+    err.message.startsWith('UNBLOCKED')
   );
 }
 

@@ -119,11 +119,11 @@ export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSe
     },
     async complete(requestId, result, reply, job) {
       const state = result.status < 400 ? 'fulfilled' : 'errored';
-      const jobKeys = job ? [job.queue.stream, ...(job.inputKept ? [keys.requestInput(requestId)] : [])] : [];
+      const record = keys.request(requestId);
       const stored = await r.nvcfCompleteRequest(
-        1 + jobKeys.length,
-        keys.request(requestId),
-        ...jobKeys,
+        record,
+        job?.queue.stream ?? record,
+        job?.inputKept ? keys.requestInput(requestId) : record,
         state,
         result.status,
         result.contentType,
@@ -137,7 +137,9 @@ export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSe
         reply?.maxInlineBytes ?? 0,
         result.objectKey ?? '',
         result.code ?? '',
-        ...(job ? [WORKERS_GROUP, job.entryId] : []),
+        job ? WORKERS_GROUP : '',
+        job?.entryId ?? '',
+        job?.inputKept ? '1' : '',
       );
       return stored === 1;
     },

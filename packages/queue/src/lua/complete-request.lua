@@ -1,22 +1,23 @@
 -- Stores the result and announces it. First writer wins: a terminal state is never overwritten, and a
 -- request that expired or was already delivered is not resurrected.
--- KEYS[1] request hash; with a job to finish (a worker's result), KEYS[2] its queue stream and, when the job's
--- input was kept beside it, KEYS[3] that input (dropped)
+-- KEYS[1] request hash, KEYS[2] the finished job's queue stream, KEYS[3] its kept input (for a result that
+-- finishes no job, or a job whose input was not kept, the request hash again: untouched)
 -- ARGV[1] terminal state ('fulfilled' | 'errored'), ARGV[2] http status, ARGV[3] content type,
 -- ARGV[4] extra headers (JSON), ARGV[5] body (bytes), ARGV[6] now (ms), ARGV[7] ttl seconds,
 -- ARGV[8] completion channel, ARGV[9] request id,
 -- ARGV[10] reply channel of the accepting gateway ('' for none), ARGV[11] largest body sent inline there,
 -- ARGV[12] object-store key of a large result ('' for none; such a result is never sent inline),
 -- ARGV[13] the failure's error code ('' for a success, or a failure that names none),
--- ARGV[14] the consumer group and ARGV[15] the job's entry id, with KEYS[2]
+-- ARGV[14] the consumer group ('' when no job is finished), ARGV[15] the job's entry id,
+-- ARGV[16] '1' when KEYS[3] is the job's kept input, to drop
 -- Returns 1 when stored, 0 when ignored.
 -- Every completion is counted ('runs'): more than one means the function ran to completion twice for one
 -- request (a job re-delivered while its first run was still alive), which the fault suite checks for.
-if #KEYS >= 2 then
+if ARGV[14] ~= '' then
   -- The job is done whatever becomes of this result: off the group's pending list, out of the stream.
   redis.call('XACK', KEYS[2], ARGV[14], ARGV[15])
   redis.call('XDEL', KEYS[2], ARGV[15])
-  if #KEYS >= 3 then redis.call('DEL', KEYS[3]) end
+  if ARGV[16] == '1' then redis.call('DEL', KEYS[3]) end
 end
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 0 end
