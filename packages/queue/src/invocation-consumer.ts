@@ -203,7 +203,7 @@ export function createInvocationConsumer(
     const attempt = Number(fields.get('a') ?? 0) + 1;
     const maxAttempts = Number(fields.get('m') ?? 1);
     const finished = (inputKept: boolean): FinishedJob => ({ queue: q, entryId, inputKept });
-    const job = parseJob(fields.get('j'));
+    const job = parseJob(fields, versionId);
     if (!job.success) {
       const answer = opts.failure(requestId, `malformed invocation job: ${job.error}`);
       await store.complete(requestId, answer, undefined, finished(true));
@@ -255,6 +255,7 @@ export function createInvocationConsumer(
     const delayMs = 200 * 2 ** (attempt - 1);
     const entry = JSON.stringify({
       id: requestId,
+      f: fields.get('f'),
       j: fields.get('j'),
       m: fields.get('m') ?? '1',
       a: String(attempt),
@@ -304,8 +305,15 @@ export function createInvocationConsumer(
         IDLE_CONSUMER_MS,
       );
       for (const entry of failed) {
-        const { id, j } = JSON.parse(entry) as { id: string; j?: string };
-        const job = parseJob(j);
+        const { id, f, j } = JSON.parse(entry) as { id: string; f?: string; j?: string };
+        const job = parseJob(
+          new Map([
+            ['id', id],
+            ['f', f ?? ''],
+            ['j', j ?? ''],
+          ]),
+          versionId,
+        );
         const reason = `the job stalled more than ${opts.maxStalledCount} times (its worker stopped or hung)`;
         await store.complete(id, opts.failure(id, reason), job.success ? job.data.reply : undefined);
       }
@@ -315,16 +323,24 @@ export function createInvocationConsumer(
   }
 }
 
+/** A queue entry's job: its JSON with the ids the entry carries (request, function) and the queue's version. */
 function parseJob(
-  text: string | undefined,
+  fields: Map<string, string>,
+  versionId: string,
 ): { success: true; data: InvocationJob } | { success: false; error: string } {
   let value: unknown;
   try {
-    value = JSON.parse(text ?? '');
+    value = JSON.parse(fields.get('j') ?? '');
   } catch (err) {
     return { success: false, error: err instanceof Error ? err.message : String(err) };
   }
-  const parsed = InvocationJob.safeParse(value);
+  if (typeof value !== 'object' || value === null) return { success: false, error: 'the job is not an object' };
+  const parsed = InvocationJob.safeParse({
+    ...value,
+    requestId: fields.get('id'),
+    functionId: fields.get('f'),
+    versionId,
+  });
   return parsed.success ? parsed : { success: false, error: parsed.error.message };
 }
 

@@ -65,20 +65,22 @@ export function createInvocationProducer(
   return {
     async enqueue(job, to = {}) {
       const q = keys.queue(job.versionId, to.worker);
-      const queued = await r.nvcfEnqueue(
-        keys.request(job.requestId),
-        q.stream,
-        keys.requestInput(job.requestId),
+      const record = keys.request(job.requestId);
+      // The entry carries the request and function ids, the queue the version: the job's JSON leaves them out.
+      const { requestId, functionId, versionId, ...rest } = job;
+      const args = [
         opts.ttlSeconds,
-        job.functionId,
-        job.versionId,
+        functionId,
+        versionId,
         Date.now(),
         to.principal ?? '',
-        job.requestId,
-        JSON.stringify(job),
-        to.input ?? '',
+        requestId,
+        JSON.stringify(rest),
         opts.attempts,
-      );
+      ];
+      const queued = to.input
+        ? await r.nvcfEnqueueWithInput(record, q.stream, keys.requestInput(requestId), ...args, to.input)
+        : await r.nvcfEnqueue(record, q.stream, ...args);
       return queued === 1;
     },
     async depth(versionId) {

@@ -100,7 +100,9 @@ describe('invocation queue', () => {
     const entries = await redis.xrange(keys.queue(versionId).stream, '-', '+');
     expect(entries).toHaveLength(1);
     const fields = entries[0]?.[1] ?? [];
-    expect(fields).toEqual(['id', j.requestId, 'j', JSON.stringify(j), 'm', '3']);
+    // The entry carries the request and function ids, the queue the version: the job's JSON leaves them out.
+    const { requestId, functionId, versionId: _, ...rest } = j;
+    expect(fields).toEqual(['id', requestId, 'f', functionId, 'j', JSON.stringify(rest), 'm', '3']);
     // Every key lives under the deployment's prefix.
     const all = await redis.keys(`${keys.prefix}:*`);
     expect(all.sort()).toEqual([keys.queue(versionId).stream, keys.request(j.requestId)].sort());

@@ -13,11 +13,14 @@ type Arg = string | number | Buffer;
 export interface RequestScripts {
   nvcfCreateRequest(key: string, ...args: (string | number)[]): Promise<number>;
   nvcfMarkInProgress(key: string, ...args: (string | number)[]): Promise<string>;
-  nvcfCompleteRequest(request: string, stream: string, input: string, ...args: Arg[]): Promise<number>;
+  nvcfCompleteRequest(request: string, ...args: Arg[]): Promise<number>;
+  nvcfCompleteJob(request: string, stream: string, ...args: Arg[]): Promise<number>;
+  nvcfCompleteJobDroppingInput(request: string, stream: string, input: string, ...args: Arg[]): Promise<number>;
   nvcfTakeResultBuffer(key: string, mode?: string): Promise<(Buffer | null)[]>;
   nvcfMarkDelivered(key: string): Promise<number>;
   nvcfReportProgress(key: string, ...args: Arg[]): Promise<number>;
-  nvcfEnqueue(request: string, stream: string, input: string, ...args: Arg[]): Promise<number>;
+  nvcfEnqueue(request: string, stream: string, ...args: Arg[]): Promise<number>;
+  nvcfEnqueueWithInput(request: string, stream: string, input: string, ...args: Arg[]): Promise<number>;
   nvcfRetryJob(stream: string, delayed: string, delayedJobs: string, ...args: Arg[]): Promise<number>;
   nvcfMaintainQueue(stream: string, delayed: string, delayedJobs: string, ...args: Arg[]): Promise<string[]>;
   nvcfWithdrawJob(
@@ -31,15 +34,21 @@ export interface RequestScripts {
   nvcfQueueCounts(stream: string, delayed: string, group: string): Promise<[number, number, number]>;
 }
 
-/** Command → script file and its number of keys. */
+/**
+ * Command → script file and its number of keys. A script whose keys vary is registered once per count: the keys
+ * it does not need are not sent at all (every byte of an invocation's commands is Redis' work).
+ */
 const SCRIPTS: Record<string, [file: string, numberOfKeys: number]> = {
   nvcfCreateRequest: ['create-request', 1],
   nvcfMarkInProgress: ['mark-in-progress', 1],
-  nvcfCompleteRequest: ['complete-request', 3],
+  nvcfCompleteRequest: ['complete-request', 1],
+  nvcfCompleteJob: ['complete-request', 2],
+  nvcfCompleteJobDroppingInput: ['complete-request', 3],
   nvcfTakeResult: ['take-result', 1],
   nvcfMarkDelivered: ['mark-delivered', 1],
   nvcfReportProgress: ['report-progress', 1],
-  nvcfEnqueue: ['enqueue', 3],
+  nvcfEnqueue: ['enqueue', 2],
+  nvcfEnqueueWithInput: ['enqueue', 3],
   nvcfRetryJob: ['retry-job', 3],
   nvcfMaintainQueue: ['maintain-queue', 3],
   nvcfWithdrawJob: ['withdraw-job', 4],

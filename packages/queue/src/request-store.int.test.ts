@@ -95,7 +95,7 @@ describe('request store', () => {
     expect(await redis.exists(keys.request(id))).toBe(0);
   });
 
-  it('a worker that takes a job before its record exists creates it, and the late create changes nothing', async () => {
+  it('a worker that takes a job whose record expired makes it again (ids sent only then); a late create changes nothing', async () => {
     const id = uuidv4();
     expect(await store.markInProgress(id, 'f', 'v', 5)).toBe('in-progress');
     expect(await store.create(id, 'f', 'v')).toBe(false);

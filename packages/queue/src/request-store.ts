@@ -114,17 +114,14 @@ export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSe
     },
     async markInProgress(requestId, functionId, versionId, percent = 0) {
       const key = keys.request(requestId);
-      const state = await r.nvcfMarkInProgress(key, percent, Date.now(), ttl, functionId, versionId);
+      // The record exists but when it expired while its job waited: only then are its ids sent, to make it again.
+      let state = await r.nvcfMarkInProgress(key, percent, Date.now(), ttl);
+      if (state === 'missing') state = await r.nvcfMarkInProgress(key, percent, Date.now(), ttl, functionId, versionId);
       return state as RequestState;
     },
     async complete(requestId, result, reply, job) {
-      const state = result.status < 400 ? 'fulfilled' : 'errored';
       const record = keys.request(requestId);
-      const stored = await r.nvcfCompleteRequest(
-        record,
-        job?.queue.stream ?? record,
-        job?.inputKept ? keys.requestInput(requestId) : record,
-        state,
+      const args = [
         result.status,
         result.contentType,
         JSON.stringify(result.headers ?? {}),
@@ -137,10 +134,22 @@ export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSe
         reply?.maxInlineBytes ?? 0,
         result.objectKey ?? '',
         result.code ?? '',
-        job ? WORKERS_GROUP : '',
-        job?.entryId ?? '',
-        job?.inputKept ? '1' : '',
-      );
+      ];
+      let stored: number;
+      if (!job) stored = await r.nvcfCompleteRequest(record, ...args);
+      else if (!job.inputKept)
+        stored = await r.nvcfCompleteJob(record, job.queue.stream, ...args, WORKERS_GROUP, job.entryId);
+      else {
+        const input = keys.requestInput(requestId);
+        stored = await r.nvcfCompleteJobDroppingInput(
+          record,
+          job.queue.stream,
+          input,
+          ...args,
+          WORKERS_GROUP,
+          job.entryId,
+        );
+      }
       return stored === 1;
     },
     async owner(requestId) {

@@ -4,7 +4,7 @@
 -- ARGV[1] consumer group, ARGV[2] lease (ms): a job not renewed for this long is stalled,
 -- ARGV[3] stalls a job survives, ARGV[4] now (ms), ARGV[5] the records' key prefix (keys.ts requestKeyPrefix),
 -- ARGV[6] most jobs handled per call, ARGV[7] idle time (ms) after which a consumer holding no job leaves the group
--- Returns the entries (JSON: id, j, m, a, s) of jobs that stalled more often than they may: the caller fails them.
+-- Returns the entries (JSON: id, f, j, m, a, s) of jobs that stalled more often than they may: the caller fails them.
 
 -- A record's key is built here rather than passed in: which requests are due is only known inside. It shares the
 -- stream's hash slot (a request id begins with its version's tag, keys.ts), as BullMQ's scripts name job keys.
@@ -13,7 +13,7 @@ local function record(id)
 end
 
 local function requeue(e)
-  local sid = redis.call('XADD', KEYS[1], '*', 'id', e.id, 'j', e.j, 'm', e.m, 'a', e.a, 's', e.s)
+  local sid = redis.call('XADD', KEYS[1], '*', 'id', e.id, 'f', e.f or '', 'j', e.j or '', 'm', e.m, 'a', e.a, 's', e.s)
   -- Withdraw and position follow the job to its new place; an expired record stays gone. pcall: a job whose id
   -- does not carry its queue's tag (never made by the gateway) would name another slot on a cluster.
   local key = record(e.id)
@@ -32,6 +32,7 @@ if type(pending) == 'table' and not pending.err then
       local e = {}
       local f = entry[2]
       for i = 1, #f, 2 do e[f[i]] = f[i + 1] end
+      e.id = e.id or ''
       e.m = e.m or '1'
       e.a = e.a or '0'
       e.s = tostring(tonumber(e.s or '0') + 1)

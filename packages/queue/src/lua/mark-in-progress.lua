@@ -1,13 +1,15 @@
 -- A worker took the invocation. Never moves a terminal (or delivered) request backwards, so a late
 -- duplicate delivery of the job (stalled-job recovery) sees what happened and can skip the work.
--- A missing record is created: the gateway writes it concurrently with the job add (the two may arrive
--- in either order), and a job still queued when its record expired was accepted all the same.
+-- A job still queued when its record expired was accepted all the same: its record is made again, from the
+-- ids the second call gives (the first, the common case, sends none).
 -- KEYS[1] request hash
--- ARGV[1] percent complete, ARGV[2] now (ms), ARGV[3] ttl seconds, ARGV[4] function id, ARGV[5] version id
--- Returns the state after the call: 'in-progress', or the terminal state found.
+-- ARGV[1] percent complete, ARGV[2] now (ms), ARGV[3] ttl seconds, and to make a missing record:
+-- ARGV[4] function id, ARGV[5] version id
+-- Returns the state after the call: 'in-progress', the terminal state found, or 'missing' (no record, no ids).
 local state = redis.call('HGET', KEYS[1], 'state')
 if state == 'fulfilled' or state == 'errored' or state == 'delivered' then return state end
 if not state then
+  if not ARGV[4] then return 'missing' end
   redis.call('HSET', KEYS[1], 'fid', ARGV[4], 'vid', ARGV[5], 'created', ARGV[2])
 end
 redis.call('HSET', KEYS[1], 'state', 'in-progress', 'pct', ARGV[1], 'updated', ARGV[2])

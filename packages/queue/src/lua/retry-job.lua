@@ -1,7 +1,7 @@
 -- A job failed in a way worth another try: it leaves the stream for the delayed set until its pause is over
 -- (maintain-queue.lua puts it back).
 -- KEYS[1] queue stream, KEYS[2] delayed (sorted set), KEYS[3] delayed jobs (hash)
--- ARGV[1] consumer group, ARGV[2] entry id, ARGV[3] request id, ARGV[4] the entry (JSON: id, j, m, a, s),
+-- ARGV[1] consumer group, ARGV[2] entry id, ARGV[3] request id, ARGV[4] the entry (JSON: id, f, j, m, a, s),
 -- ARGV[5] when the retry is due (ms)
 -- Returns 1 when delayed, 0 when the entry was no longer this consumer's (recovered as stalled meanwhile: that
 -- copy runs instead).
