@@ -89,8 +89,8 @@ export function createInvocationConsumer(
 
   let concurrency = opts.concurrency;
   let closing = false;
-  /** Entry id → request id of the jobs running here: the leases to renew. */
-  const active = new Map<string, string>();
+  /** Entry ids of the jobs running here: the leases to renew. */
+  const active = new Set<string>();
   const running = new Set<Promise<void>>();
   const timers = new Set<NodeJS.Timeout>();
   let wake: () => void = () => {};
@@ -188,7 +188,7 @@ export function createInvocationConsumer(
 
   function start(entryId: string, fields: Map<string, string>) {
     const requestId = fields.get('id') ?? '';
-    active.set(entryId, requestId);
+    active.add(entryId);
     const job = run(entryId, requestId, fields)
       .catch(fail)
       .finally(() => {
@@ -283,7 +283,7 @@ export function createInvocationConsumer(
   async function renew(): Promise<void> {
     if (active.size === 0) return;
     try {
-      await connection.xclaim(q.stream, WORKERS_GROUP, name, 0, ...active.keys(), 'JUSTID');
+      await connection.xclaim(q.stream, WORKERS_GROUP, name, 0, ...active, 'JUSTID');
     } catch (err) {
       fail(err);
     }

@@ -35,7 +35,7 @@ export interface FinishedJob {
   queue: QueueKeys;
   /** The job's entry in the queue's stream. */
   entryId: string;
-  /** The job's input was kept beside it (`saveInput`, or the enqueue's input). */
+  /** The job's input was kept beside it (the enqueue's `input`). */
   inputKept: boolean;
 }
 
@@ -61,8 +61,9 @@ export interface RequestOwner {
 
 export interface RequestStore {
   /**
-   * Records a new invocation (state `queued`) made by `principal` (who may read it later). False when
-   * the id already exists.
+   * Records a new invocation (state `queued`) made by `principal` (who may read it later) without queueing a job:
+   * the gateway's enqueue (invocation-producer.ts) records the requests it queues in the same step. False when the
+   * id already exists.
    */
   create(requestId: string, functionId: string, versionId: string, principal?: string): Promise<boolean>;
   /**
@@ -85,8 +86,6 @@ export interface RequestStore {
    * authorization before reading it, queue position.
    */
   owner(requestId: string): Promise<RequestOwner | undefined>;
-  /** Keeps a large input beside the request (same TTL): the job then says `stored` instead of carrying it. */
-  saveInput(requestId: string, body: Buffer): Promise<void>;
   /** The stored input, or undefined when there is none (never stored, or expired with its request). */
   loadInput(requestId: string): Promise<Buffer | undefined>;
   /** Drops the stored input once the request is answered (its TTL would, later). */
@@ -163,9 +162,6 @@ export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSe
     },
     async markDelivered(requestId) {
       await r.nvcfMarkDelivered(keys.request(requestId));
-    },
-    async saveInput(requestId, body) {
-      await redis.set(keys.requestInput(requestId), body, 'EX', ttl);
     },
     async loadInput(requestId) {
       return (await redis.getBuffer(keys.requestInput(requestId))) ?? undefined;
