@@ -13,6 +13,7 @@ import {
   type InvocationJob,
   type InvocationProcessor,
   type InvocationResult,
+  inputKeptBeside,
   MODEL_INFER_RESPONSE_TYPE,
   type RequestStore,
 } from '@nvcf/queue';
@@ -157,15 +158,15 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     return decodeInferCall(core, model, body, header, deps.maxTensorElements);
   }
 
-  /** The job with its input at hand, bytes kept beside it read back (undefined: they are gone). */
-  async function withInput(job: InvocationJob): Promise<ReadyJob | undefined> {
+  /** The job with its input at hand, bytes kept beside it as the claim read them (undefined: they are gone). */
+  async function withInput(job: InvocationJob, kept: Promise<Buffer | undefined>): Promise<ReadyJob | undefined> {
     const { input } = job;
     if (input.kind === 'json') return { ...job, input: { kind: 'json', value: input.value } };
     if (input.kind === 'bytes') return { ...job, input: { kind: 'bytes', bytes: Buffer.from(input.base64, 'base64') } };
     if (input.kind === 'kserve' && input.binaryBytes === 0) {
       return { ...job, input: { kind: 'kserve', header: input.header, binary: Buffer.alloc(0) } };
     }
-    const raw = await store.loadInput(job.requestId);
+    const raw = await kept;
     if (!raw) return undefined;
     // A copy of its own: ioredis hands out slices of its parser's buffers, and these bytes move to a model's thread.
     if (input.kind === 'kserve') {
@@ -177,12 +178,15 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
   }
 
   return async (queued, ctx) => {
-    // The claim travels with the read of a kept input (one round trip); its answer is awaited before
-    // the model runs.
-    const claim = store.markInProgress(queued.requestId, queued.functionId, queued.versionId);
-    // Settled here so that an input found gone does not leave it rejected and unobserved.
+    // The claim reads a kept input in the same round trip; its state is awaited before the model runs.
+    const claimed = store.claim(queued.requestId, queued.functionId, queued.versionId, inputKeptBeside(queued.input));
+    const claim = claimed.then((c) => c.state);
+    const kept = claimed.then((c) => c.input);
+    // Both observed here: a job whose input travels inside it never awaits `kept`, and a failed claim must not
+    // become an unhandled rejection (which ends the process).
     claim.catch(() => undefined);
-    const job = await withInput(queued);
+    kept.catch(() => undefined);
+    const job = await withInput(queued, kept);
     const log = deps.logger.child({
       requestId: queued.requestId,
       functionId: queued.functionId,

@@ -291,6 +291,9 @@ export function createInvocationConsumer(
 
   async function maintain(): Promise<void> {
     if (closing) return;
+    // This consumer's own leases first, on the same connection: after Redis was away (renewals could not reach
+    // it), its running jobs would otherwise look stalled to its own pass and run twice.
+    await renew();
     try {
       const failed = await r.nvcfMaintainQueue(
         q.stream,

@@ -13,6 +13,7 @@ type Arg = string | number | Buffer;
 export interface RequestScripts {
   nvcfCreateRequest(key: string, ...args: (string | number)[]): Promise<number>;
   nvcfMarkInProgress(key: string, ...args: (string | number)[]): Promise<string>;
+  nvcfClaimWithInputBuffer(key: string, input: string, ...args: (string | number)[]): Promise<[Buffer, Buffer | null]>;
   nvcfCompleteRequest(request: string, ...args: Arg[]): Promise<number>;
   nvcfCompleteJob(request: string, stream: string, ...args: Arg[]): Promise<number>;
   nvcfCompleteJobDroppingInput(request: string, stream: string, input: string, ...args: Arg[]): Promise<number>;
@@ -41,6 +42,7 @@ export interface RequestScripts {
 const SCRIPTS: Record<string, [file: string, numberOfKeys: number]> = {
   nvcfCreateRequest: ['create-request', 1],
   nvcfMarkInProgress: ['mark-in-progress', 1],
+  nvcfClaimWithInput: ['mark-in-progress', 2],
   nvcfCompleteRequest: ['complete-request', 1],
   nvcfCompleteJob: ['complete-request', 2],
   nvcfCompleteJobDroppingInput: ['complete-request', 3],

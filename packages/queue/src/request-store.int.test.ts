@@ -103,6 +103,23 @@ describe('request store', () => {
     expect(await redis.ttl(keys.request(id))).toBeGreaterThan(100);
   });
 
+  it("a claim reads the job's kept input in the same step, and remakes an expired record", async () => {
+    const id = uuidv4();
+    await store.create(id, 'f', 'v');
+    const bytes = Buffer.from([0, 1, 2, 255]);
+    await redis.set(keys.requestInput(id), bytes);
+    expect(await store.claim(id, 'f', 'v', true)).toEqual({ state: 'in-progress', input: bytes });
+    expect(await store.claim(id, 'f', 'v', false)).toEqual({ state: 'in-progress' });
+
+    // Record and input expired while the job waited: the record is made again, the input is gone.
+    const expired = uuidv4();
+    expect(await store.claim(expired, 'f2', 'v2', true)).toEqual({ state: 'in-progress' });
+    expect(await store.owner(expired)).toEqual({ functionId: 'f2', versionId: 'v2', principal: '' });
+
+    await store.complete(id, result(200, 'done'));
+    expect(await store.claim(id, 'f', 'v', true)).toEqual({ state: 'fulfilled', input: bytes });
+  });
+
   it('puts a TTL on every record', async () => {
     const id = uuidv4();
     await store.create(id, 'f', 'v');

@@ -86,8 +86,16 @@ export interface RequestStore {
    * authorization before reading it, queue position.
    */
   owner(requestId: string): Promise<RequestOwner | undefined>;
-  /** The stored input, or undefined when there is none (never stored, or expired with its request). */
-  loadInput(requestId: string): Promise<Buffer | undefined>;
+  /**
+   * A worker's claim: `markInProgress`, and with `withInput` the input kept beside the job read in the same round
+   * trip (undefined when it is gone: it expired with its request).
+   */
+  claim(
+    requestId: string,
+    functionId: string,
+    versionId: string,
+    withInput: boolean,
+  ): Promise<{ state: RequestState; input?: Buffer }>;
   /** Drops the stored input once the request is answered (its TTL would, later). */
   dropInput(requestId: string): Promise<void>;
   /** Reads the request; a terminal result is handed out exactly once (then the id answers 'delivered'). */
@@ -106,18 +114,21 @@ export interface RequestStore {
 export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSeconds: number }): RequestStore {
   const r = withRequestScripts(redis);
   const ttl = opts.ttlSeconds;
+
+  async function markInProgress(requestId: string, functionId: string, versionId: string, percent = 0) {
+    const key = keys.request(requestId);
+    // The record exists but when it expired while its job waited: only then are its ids sent, to make it again.
+    let state = await r.nvcfMarkInProgress(key, percent, Date.now(), ttl);
+    if (state === 'missing') state = await r.nvcfMarkInProgress(key, percent, Date.now(), ttl, functionId, versionId);
+    return state as RequestState;
+  }
+
   return {
     async create(requestId, functionId, versionId, principal = '') {
       const key = keys.request(requestId);
       return (await r.nvcfCreateRequest(key, ttl, functionId, versionId, Date.now(), principal)) === 1;
     },
-    async markInProgress(requestId, functionId, versionId, percent = 0) {
-      const key = keys.request(requestId);
-      // The record exists but when it expired while its job waited: only then are its ids sent, to make it again.
-      let state = await r.nvcfMarkInProgress(key, percent, Date.now(), ttl);
-      if (state === 'missing') state = await r.nvcfMarkInProgress(key, percent, Date.now(), ttl, functionId, versionId);
-      return state as RequestState;
-    },
+    markInProgress,
     async complete(requestId, result, reply, job) {
       const record = keys.request(requestId);
       const args = [
@@ -163,8 +174,15 @@ export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSe
     async markDelivered(requestId) {
       await r.nvcfMarkDelivered(keys.request(requestId));
     },
-    async loadInput(requestId) {
-      return (await redis.getBuffer(keys.requestInput(requestId))) ?? undefined;
+    async claim(requestId, functionId, versionId, withInput) {
+      if (!withInput) return { state: await markInProgress(requestId, functionId, versionId) };
+      const [key, input] = [keys.request(requestId), keys.requestInput(requestId)];
+      let reply = await r.nvcfClaimWithInputBuffer(key, input, 0, Date.now(), ttl);
+      if (reply[0].toString() === 'missing') {
+        reply = await r.nvcfClaimWithInputBuffer(key, input, 0, Date.now(), ttl, functionId, versionId);
+      }
+      const [state, bytes] = reply;
+      return { state: state.toString() as RequestState, ...(bytes ? { input: bytes } : {}) };
     },
     async dropInput(requestId) {
       await redis.del(keys.requestInput(requestId));

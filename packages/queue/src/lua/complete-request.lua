@@ -11,16 +11,19 @@
 -- Returns 1 when stored, 0 when ignored.
 -- Every completion is counted ('runs'): more than one means the function ran to completion twice for one
 -- request (a job re-delivered while its first run was still alive), which the fault suite checks for.
+-- A job already off the pending list was finished by an earlier call whose reply was lost (the worker sends
+-- again while Redis comes back): not a second run.
+local resent = false
 if #KEYS >= 2 then
   -- The job is done whatever becomes of this result: off the group's pending list, out of the stream.
-  redis.call('XACK', KEYS[2], ARGV[13], ARGV[14])
+  resent = redis.call('XACK', KEYS[2], ARGV[13], ARGV[14]) == 0
   redis.call('XDEL', KEYS[2], ARGV[14])
   if #KEYS >= 3 then redis.call('DEL', KEYS[3]) end
 end
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return 0 end
 if state == 'fulfilled' or state == 'errored' or state == 'delivered' then
-  redis.call('HINCRBY', KEYS[1], 'runs', 1)
+  if not resent then redis.call('HINCRBY', KEYS[1], 'runs', 1) end
   return 0
 end
 -- Not terminal yet: no run completed before this one ('runs' is set with the result, one command fewer).
