@@ -64,7 +64,7 @@ export async function startBullmqFloor(opts: {
         const requestId = randomUUID();
         const job = await queue.add(
           'invoke',
-          { requestId, functionId, versionId, input, headers: {}, enqueuedAt: Date.now() },
+          { requestId, functionId, versionId, input, headers: {} },
           // The gateway's job options (invocation-producer.ts): id = request id, retries, finished jobs kept.
           {
             jobId: requestId,

@@ -13,7 +13,7 @@ import { generateExampleRepository } from '@nvcf/models';
 import { startRedis } from '@nvcf/testing';
 import { Redis } from 'ioredis';
 import { createCpuProbe } from './cpu-probe.ts';
-import { type Call, runCleanups, runLoad, runMeasuredLoad } from './load-driver.ts';
+import { type Call, runCleanups, runMeasuredLoad } from './load-driver.ts';
 import { machineInfo } from './machine-info.ts';
 import { createRedisCostProbe, formatRedisCost } from './redis-cost.ts';
 import { formatMonitorSummary, monitorInvocations } from './redis-monitor.ts';

@@ -15,11 +15,11 @@ import {
   createRequestStore,
   createResultObjectIndex,
   createSequenceRouter,
+  newGatewayId,
   resultObjectKey,
 } from '@nvcf/queue';
 import { createLogger, type Logger } from '@nvcf/service-kit';
 import { openObjectStore } from '@nvcf/storage';
-import { v4 as uuidv4 } from 'uuid';
 import { createGatewayApp } from './app.ts';
 import { createAssetService, urlSigningSecret } from './assets/index.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
@@ -51,7 +51,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     onError: (err) => log.warn({ err: err.message }, 'Redis connection error'),
   });
   const subscriber = createRedis(config.redisUrl, { blocking: true, name: 'gateway-sub' });
-  const completions = createCompletionWaiter(subscriber, keys, uuidv4());
+  const completions = createCompletionWaiter(subscriber, keys, newGatewayId());
   await completions.start();
   const registry = createFunctionRegistry(redis, keys);
   const store = createRequestStore(redis, keys, { ttlSeconds: config.requestTtlSeconds });

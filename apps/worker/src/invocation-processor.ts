@@ -178,8 +178,13 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
   }
 
   return async (queued, ctx) => {
-    // The claim reads a kept input in the same round trip; its state is awaited before the model runs.
-    const claimed = store.claim(queued.requestId, queued.functionId, queued.versionId, inputKeptBeside(queued.input));
+    // A job whose input is kept beside it is claimed, and its input read, in one round trip; the claim's state is
+    // awaited before the model runs. A job carrying its input needs no claim: its delivery is one (the queue's
+    // pending list shows a worker has it), a settled request's answer is refused when stored (first writer wins),
+    // and the round trip it saves is one of the few an invocation makes.
+    const claimed = inputKeptBeside(queued.input)
+      ? store.claim(queued.requestId, queued.functionId, queued.versionId, true)
+      : Promise.resolve({ state: 'in-progress' as const, input: undefined });
     const claim = claimed.then((c) => c.state);
     const kept = claimed.then((c) => c.input);
     // Both observed here: a job whose input travels inside it never awaits `kept`, and a failed claim must not

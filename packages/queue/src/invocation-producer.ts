@@ -1,4 +1,4 @@
-import type { InvocationJob } from './job-contract.ts';
+import { type InvocationJob, JSON_CONTENT_TYPE } from './job-contract.ts';
 import { type Keys, type QueueKeys, WORKERS_GROUP } from './keys.ts';
 import { withRequestScripts } from './lua-scripts.ts';
 import { isNoGroup, type RedisClient, scanKeys } from './redis-connection.ts';
@@ -66,20 +66,9 @@ export function createInvocationProducer(
     async enqueue(job, to = {}) {
       const q = keys.queue(job.versionId, to.worker);
       const record = keys.request(job.requestId);
-      // The entry carries the request and function ids, the queue the version: the job's JSON leaves them out.
-      const { requestId, functionId, versionId, ...rest } = job;
-      const args = [
-        opts.ttlSeconds,
-        functionId,
-        versionId,
-        Date.now(),
-        to.principal ?? '',
-        requestId,
-        JSON.stringify(rest),
-        opts.attempts,
-      ];
+      const args = [opts.ttlSeconds, job.functionId, to.principal ?? '', entryJob(job), opts.attempts];
       const queued = to.input
-        ? await r.nvcfEnqueueWithInput(record, q.stream, keys.requestInput(requestId), ...args, to.input)
+        ? await r.nvcfEnqueueWithInput(record, q.stream, keys.requestInput(job.requestId), ...args, to.input)
         : await r.nvcfEnqueue(record, q.stream, ...args);
       return queued === 1;
     },
@@ -143,4 +132,15 @@ export function createInvocationProducer(
     }
     return [...ids, ...(await connection.zrange(q.delayed, 0, -1))];
   }
+}
+
+/**
+ * The job as its queue entry carries it: the entry holds the request and function ids and the queue the version,
+ * so the JSON leaves them out, and a JSON body's usual content type is implied (job-contract.ts).
+ */
+function entryJob(job: InvocationJob): string {
+  const { requestId, functionId, versionId, input, ...rest } = job;
+  const entryInput =
+    input.kind === 'json' && input.contentType === JSON_CONTENT_TYPE ? { kind: input.kind, value: input.value } : input;
+  return JSON.stringify({ input: entryInput, ...rest });
 }

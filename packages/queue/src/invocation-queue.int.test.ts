@@ -8,7 +8,7 @@ import {
   type InvocationProcessor,
 } from './invocation-consumer.ts';
 import { createInvocationProducer } from './invocation-producer.ts';
-import type { InvocationJob } from './job-contract.ts';
+import { InvocationJob } from './job-contract.ts';
 import { createKeys, newRequestId, WORKERS_GROUP } from './keys.ts';
 import { createRedis, type RedisClient } from './redis-connection.ts';
 import { createRequestStore, type InvocationResult } from './request-store.ts';
@@ -40,7 +40,6 @@ function setup(attempts = 3) {
     versionId,
     input,
     headers: {},
-    enqueuedAt: Date.now(),
   });
   const consume = (processor: InvocationProcessor, opts: Partial<ConsumerOptions> = {}): InvocationConsumer => {
     const connection = createRedis(server.url, { blocking: true });
@@ -100,9 +99,22 @@ describe('invocation queue', () => {
     const entries = await redis.xrange(keys.queue(versionId).stream, '-', '+');
     expect(entries).toHaveLength(1);
     const fields = entries[0]?.[1] ?? [];
-    // The entry carries the request and function ids, the queue the version: the job's JSON leaves them out.
-    const { requestId, functionId, versionId: _, ...rest } = j;
-    expect(fields).toEqual(['id', requestId, 'f', functionId, 'j', JSON.stringify(rest), 'm', '3']);
+    // The entry carries the request and function ids, the queue the version: the job's JSON leaves them out, and
+    // a JSON body's usual content type, which parsing the entry puts back.
+    const { requestId, functionId, versionId: _, input, ...rest } = j;
+    const entryInput = { kind: 'json', value: { n: 1 } };
+    expect(input).toEqual({ ...entryInput, contentType: 'application/json' });
+    expect(fields).toEqual([
+      'id',
+      requestId,
+      'f',
+      functionId,
+      'j',
+      JSON.stringify({ input: entryInput, ...rest }),
+      'm',
+      '3',
+    ]);
+    expect(InvocationJob.parse({ ...JSON.parse(String(fields[5])), requestId, functionId, versionId })).toEqual(j);
     // Every key lives under the deployment's prefix.
     const all = await redis.keys(`${keys.prefix}:*`);
     expect(all.sort()).toEqual([keys.queue(versionId).stream, keys.request(j.requestId)].sort());
@@ -124,6 +136,18 @@ describe('invocation queue', () => {
     expect(await redis.xlen(keys.queue(versionId).stream)).toBe(0);
     expect(await redis.exists(keys.requestInput(j.requestId))).toBe(0);
     expect(await redis.xpending(keys.queue(versionId).stream, WORKERS_GROUP)).toEqual([0, null, null, null]);
+  });
+
+  it('answers a job whose record expired while it waited: the record is made again from the entry', async () => {
+    const { keys, store, producer, versionId, job, consume, answer } = setup();
+    const j = job(3);
+    await producer.enqueue(j, { principal: 'alice' });
+    // Its TTL ran out while no worker read the queue.
+    await redis.del(keys.request(j.requestId));
+    consume(async (running) => ok(`late ${running.requestId}`));
+    expect((await answer(j.requestId)).body.toString()).toBe(`late ${j.requestId}`);
+    expect(await store.owner(j.requestId)).toEqual({ functionId: j.functionId, versionId, principal: '' });
+    expect(await redis.xlen(keys.queue(versionId).stream)).toBe(0);
   });
 
   it('delivers jobs queued before any worker read the queue, and a job queued while it waits', async () => {

@@ -5,8 +5,11 @@ import { z } from 'zod';
  * Small JSON bodies travel parsed (the job is serialised once), other small bodies as base64, large
  * ones beside the job (`stored`).
  */
+/** A JSON body's content type when it says nothing more: a queue entry leaves it out (invocation-producer.ts). */
+export const JSON_CONTENT_TYPE = 'application/json';
+
 export const InvocationInput = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('json'), contentType: z.string(), value: z.unknown() }),
+  z.object({ kind: z.literal('json'), contentType: z.string().default(JSON_CONTENT_TYPE), value: z.unknown() }),
   z.object({ kind: z.literal('bytes'), contentType: z.string(), base64: z.string() }),
   /**
    * A large body, kept in the request store beside the job (read with the worker's claim, `RequestStore.claim`) rather than in
@@ -40,12 +43,13 @@ export const InvocationJob = z.object({
    * gateway: the ids only; the bytes stay in the object store until the worker reads them.
    */
   assetIds: z.array(z.string().min(1)).optional(),
-  enqueuedAt: z.number().int(),
   /**
    * The accepting gateway, waiting for the result: results up to `maxInlineBytes` are published to it
    * whole, saving it a read of the stored result.
    */
-  reply: z.object({ gatewayId: z.uuid(), maxInlineBytes: z.number().int().min(0) }).optional(),
+  reply: z
+    .object({ gatewayId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), maxInlineBytes: z.number().int().min(0) })
+    .optional(),
   /** The client asked for `text/event-stream`: results are also appended to the request's event stream. */
   stream: z.boolean().optional(),
   /** The caller cannot follow a 302 (gRPC): the result stays direct whatever its size. */

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 
 /**
  * Every Redis key and channel this product uses is built here, and nowhere else.
@@ -15,7 +15,10 @@ import { createHash, randomUUID } from 'node:crypto';
  * - the control plane's small sets share one tag each (`{fn}` functions, `{auth}` API keys, `{assets}` assets),
  *   as their scripts and transactions span several keys; different functions' traffic spreads over the cluster.
  */
-/** The consumer group of every queue's stream: the workers, each reading as a consumer of its own name. */
+/**
+ * The consumer group of every queue's stream: the workers, each reading as a consumer of its own name.
+ * complete-request.lua names it too (one argument fewer per invocation).
+ */
 export const WORKERS_GROUP = 'workers';
 
 /** The keys of one invocation queue (invocation-consumer.ts reads it, invocation-producer.ts writes it). */
@@ -48,7 +51,10 @@ export interface Keys {
   request(requestId: string): string;
   /** String: a large invocation input, kept beside (not inside) its job. TTL'd like the request. */
   requestInput(requestId: string): string;
-  /** Pub/sub channel carrying the request id of every invocation that reached a terminal state. */
+  /**
+   * Pub/sub channel carrying the request id of every invocation that reached a terminal state. complete-request.lua
+   * builds this name and `replies`' from the request key's prefix, as it builds the request id from its tail.
+   */
   readonly completions: string;
   /** Pub/sub channel of one gateway process: small results of the requests it accepted, inline. */
   replies(gatewayId: string): string;
@@ -155,4 +161,12 @@ export function requestTag(requestId: string): string {
  */
 export function newRequestId(versionId: string): string {
   return `${versionTag(versionId)}${randomUUID().slice(8)}`;
+}
+
+/**
+ * A new gateway process id: it names the process's reply channel (`replies`) and rides in every job it queues, so
+ * it is short — 72 random bits in 12 URL-safe characters, ample for the gateways alive at once.
+ */
+export function newGatewayId(): string {
+  return randomBytes(9).toString('base64url');
 }

@@ -34,7 +34,6 @@ const job = (versionId: string, requestId = newRequestId(versionId), n = 1): Inv
   versionId,
   input: { kind: 'json', contentType: 'application/json', value: { n } },
   headers: {},
-  enqueuedAt: Date.now(),
 });
 
 describe('on a Redis Cluster', () => {

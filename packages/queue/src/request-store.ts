@@ -1,5 +1,5 @@
 import { ErrorCode } from '@nvcf/protocol';
-import { type Keys, type QueueKeys, WORKERS_GROUP } from './keys.ts';
+import type { Keys, QueueKeys } from './keys.ts';
 import { withRequestScripts } from './lua-scripts.ts';
 import type { RedisClient } from './redis-connection.ts';
 
@@ -131,34 +131,24 @@ export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSe
     markInProgress,
     async complete(requestId, result, reply, job) {
       const record = keys.request(requestId);
+      // Only a result small enough goes whole to the gateway waiting for it; a large one is read from the record.
+      const inline = reply && !result.objectKey && result.body.byteLength <= reply.maxInlineBytes;
       const args = [
         result.status,
         result.contentType,
         JSON.stringify(result.headers ?? {}),
         result.body,
-        Date.now(),
         ttl,
-        keys.completions,
-        requestId,
-        reply ? keys.replies(reply.gatewayId) : '',
-        reply?.maxInlineBytes ?? 0,
+        inline ? reply.gatewayId : '',
         result.objectKey ?? '',
         result.code ?? '',
       ];
       let stored: number;
       if (!job) stored = await r.nvcfCompleteRequest(record, ...args);
-      else if (!job.inputKept)
-        stored = await r.nvcfCompleteJob(record, job.queue.stream, ...args, WORKERS_GROUP, job.entryId);
+      else if (!job.inputKept) stored = await r.nvcfCompleteJob(record, job.queue.stream, ...args, job.entryId);
       else {
         const input = keys.requestInput(requestId);
-        stored = await r.nvcfCompleteJobDroppingInput(
-          record,
-          job.queue.stream,
-          input,
-          ...args,
-          WORKERS_GROUP,
-          job.entryId,
-        );
+        stored = await r.nvcfCompleteJobDroppingInput(record, job.queue.stream, input, ...args, job.entryId);
       }
       return stored === 1;
     },

@@ -1,7 +1,17 @@
-import { createApiKeyStore, createKeys } from '@nvcf/queue';
+import { createApiKeyStore, createKeys, WORKERS_GROUP } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
-import { ADMIN_KEY, adminAuth, createHarness, fnId, gfetch, type Harness, pexec, simpleRequest } from './harness.ts';
+import {
+  ADMIN_KEY,
+  adminAuth,
+  createHarness,
+  fnId,
+  gfetch,
+  type Harness,
+  pexec,
+  simpleRequest,
+  verId,
+} from './harness.ts';
 import { createRunGate, heldRequest } from './held-model.ts';
 
 /**
@@ -146,7 +156,9 @@ describe('cancelling a request', () => {
     };
     const repeat = `/v2/nvcf/pexec/functions/${fnId('repeat_int32')}`;
     const polled = await accepted(repeat, slow);
-    await until(async () => (await h.redis.hget(keys().request(polled), 'state')) === 'in-progress', 'the run');
+    // Running: its job is on the queue's pending list (a worker took it; the record says 'queued' until an answer).
+    const stream = keys().queue(verId('repeat_int32')).stream;
+    await until(async () => ((await h.redis.xpending(stream, WORKERS_GROUP)) as [number])[0] === 1, 'the run');
     expect((await cancel(polled)).status).toBe(204);
     await until(async () => (await runs(polled)) === 2, 'the polled run to stop');
     await expectCancelled(await poll(polled, 1), polled);

@@ -179,7 +179,6 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
           input,
           headers: req.headers,
           ...(req.assetIds && req.assetIds.length > 0 ? { assetIds: req.assetIds } : {}),
-          enqueuedAt: Date.now(),
           reply: { gatewayId: completions.gatewayId, maxInlineBytes: deps.maxInlineResultBytes },
           ...(req.directOnly ? { directOnly: true } : {}),
           ...(req.respond ? { respond: req.respond } : {}),

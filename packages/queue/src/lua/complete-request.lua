@@ -1,28 +1,45 @@
 -- Stores the result and announces it. First writer wins: a terminal state is never overwritten, and a
--- request that expired or was already delivered is not resurrected.
+-- request that was already delivered is not resurrected.
 -- Registered under three names by its number of keys (lua-scripts.ts): KEYS[1] request hash; a worker's result
 -- also finishes its job, in KEYS[2] (its queue stream), and drops the job's kept input, KEYS[3], when there is one.
 -- ARGV[1] http status (< 400: 'fulfilled', else 'errored'), ARGV[2] content type, ARGV[3] extra headers (JSON),
--- ARGV[4] body (bytes), ARGV[5] now (ms), ARGV[6] ttl seconds, ARGV[7] completion channel, ARGV[8] request id,
--- ARGV[9] reply channel of the accepting gateway ('' for none), ARGV[10] largest body sent inline there,
--- ARGV[11] object-store key of a large result ('' for none; such a result is never sent inline),
--- ARGV[12] the failure's error code ('' for a success, or a failure that names none),
--- with KEYS[2]: ARGV[13] the consumer group, ARGV[14] the job's entry id
+-- ARGV[4] body (bytes), ARGV[5] ttl seconds, ARGV[6] the accepting gateway's id when the whole result goes to it
+-- inline ('' for none), ARGV[7] object-store key of a large result ('' for none),
+-- ARGV[8] the failure's error code ('' for a success, or a failure that names none),
+-- with KEYS[2]: ARGV[9] the job's entry id
 -- Returns 1 when stored, 0 when ignored.
+-- What the keys say is not sent again (every byte a client sends is Redis' work): the request id ends the record's
+-- key, and the channels are named from the key prefix that precedes ':req:' (keys.ts `completions`, `replies`).
+local requestId = string.match(KEYS[1], '[^:]+$')
+local prefix = string.match(KEYS[1], '^(.*):req:{')
+-- The consumer group of every queue (keys.ts WORKERS_GROUP).
+local group = 'workers'
 -- Every completion is counted ('runs'): more than one means the function ran to completion twice for one
 -- request (a job re-delivered while its first run was still alive), which the fault suite checks for.
 -- A job already off the pending list was finished by an earlier call whose reply was lost (the worker sends
 -- again while Redis comes back): not a second run.
 local resent = false
+local entry = nil
+local state = redis.call('HGET', KEYS[1], 'state')
 if #KEYS >= 2 then
   -- The job is done whatever becomes of this result: off the group's pending list, out of the stream.
-  resent = redis.call('XACK', KEYS[2], ARGV[13], ARGV[14]) == 0
-  redis.call('XDEL', KEYS[2], ARGV[14])
+  resent = redis.call('XACK', KEYS[2], group, ARGV[9]) == 0
+  if not state then entry = redis.call('XRANGE', KEYS[2], ARGV[9], ARGV[9])[1] end
+  redis.call('XDEL', KEYS[2], ARGV[9])
   if #KEYS >= 3 then redis.call('DEL', KEYS[3]) end
 end
-local state = redis.call('HGET', KEYS[1], 'state')
-if not state then return 0 end
-if state == 'fulfilled' or state == 'errored' or state == 'delivered' then
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+if not state then
+  -- A job still queued when its record expired was accepted all the same: its record is made again from the job's
+  -- entry (the function id it carries, the version its queue's key names). Without the entry, nothing is stored.
+  if not entry then return 0 end
+  local fid = ''
+  for i = 1, #entry[2], 2 do
+    if entry[2][i] == 'f' then fid = entry[2][i + 1] end
+  end
+  redis.call('HSET', KEYS[1], 'fid', fid, 'vid', string.match(KEYS[2], ':q:{[^}]*}:([^:]+)'), 'created', now)
+elseif state == 'fulfilled' or state == 'errored' or state == 'delivered' then
   if not resent then redis.call('HINCRBY', KEYS[1], 'runs', 1) end
   return 0
 end
@@ -30,13 +47,13 @@ end
 local terminal = 'errored'
 if tonumber(ARGV[1]) < 400 then terminal = 'fulfilled' end
 redis.call('HSET', KEYS[1], 'state', terminal, 'pct', '100', 'code', ARGV[1], 'ctype', ARGV[2],
-  'hdrs', ARGV[3], 'body', ARGV[4], 'updated', ARGV[5], 'err', ARGV[12], 'runs', '1')
-if ARGV[11] ~= '' then redis.call('HSET', KEYS[1], 'obj', ARGV[11]) end
-redis.call('EXPIRE', KEYS[1], ARGV[6])
-if ARGV[9] ~= '' and ARGV[11] == '' and #ARGV[4] <= tonumber(ARGV[10]) then
+  'hdrs', ARGV[3], 'body', ARGV[4], 'updated', now, 'err', ARGV[8], 'runs', '1')
+if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'obj', ARGV[7]) end
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+if ARGV[6] ~= '' then
   -- Frame: id, status, error code, content type, headers JSON (no raw newlines), then the body's bytes.
-  redis.call('PUBLISH', ARGV[9],
-    ARGV[8] .. '\n' .. ARGV[1] .. '\n' .. ARGV[12] .. '\n' .. ARGV[2] .. '\n' .. ARGV[3] .. '\n' .. ARGV[4])
+  redis.call('PUBLISH', prefix .. ':replies:' .. ARGV[6],
+    requestId .. '\n' .. ARGV[1] .. '\n' .. ARGV[8] .. '\n' .. ARGV[2] .. '\n' .. ARGV[3] .. '\n' .. ARGV[4])
 end
-redis.call('PUBLISH', ARGV[7], ARGV[8])
+redis.call('PUBLISH', prefix .. ':completions', requestId)
 return 1

@@ -2,18 +2,23 @@
 -- step, so that none exists without the others. A second enqueue of the same request id is a no-op.
 -- Registered under two names by its number of keys (lua-scripts.ts): KEYS[1] request hash, KEYS[2] queue stream,
 -- and KEYS[3] the request's input when it is kept beside the job.
--- ARGV[1] ttl seconds, ARGV[2] function id, ARGV[3] version id, ARGV[4] now (ms),
--- ARGV[5] the principal that made the request ('' when unknown), ARGV[6] request id,
--- ARGV[7] the job (JSON, without the ids the entry carries), ARGV[8] attempts allowed for retryable failures,
--- with KEYS[3]: ARGV[9] the input (bytes)
+-- ARGV[1] ttl seconds, ARGV[2] function id, ARGV[3] the principal that made the request ('' when unknown),
+-- ARGV[4] the job (JSON, without the ids the entry and the keys carry), ARGV[5] attempts allowed for retryable
+-- failures, with KEYS[3]: ARGV[6] the input (bytes)
 -- Returns 1 when queued, 0 when the request exists already.
+-- What the keys say is not sent again (every byte a client sends is Redis' work): the request id ends the record's
+-- key, the version id follows the tag in the stream's (keys.ts), and the time is Redis' own.
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-if #KEYS >= 3 then redis.call('SET', KEYS[3], ARGV[9], 'EX', ARGV[1]) end
+local requestId = string.match(KEYS[1], '[^:]+$')
+local versionId = string.match(KEYS[2], ':q:{[^}]*}:([^:]+)')
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+if #KEYS >= 3 then redis.call('SET', KEYS[3], ARGV[6], 'EX', ARGV[1]) end
 -- Entry fields: id = request id, f = function id, j = job, m = attempts allowed (later: a = attempts made,
--- s = stalls survived). The version is the queue's.
-local sid = redis.call('XADD', KEYS[2], '*', 'id', ARGV[6], 'f', ARGV[2], 'j', ARGV[7], 'm', ARGV[8])
+-- s = stalls survived). The version is the queue's; the entry's id says when it was queued.
+local sid = redis.call('XADD', KEYS[2], '*', 'id', requestId, 'f', ARGV[2], 'j', ARGV[4], 'm', ARGV[5])
 -- 'sid' says where the job waits: withdraw and position find it without a scan.
-redis.call('HSET', KEYS[1], 'state', 'queued', 'fid', ARGV[2], 'vid', ARGV[3], 'pct', '0',
-  'created', ARGV[4], 'updated', ARGV[4], 'by', ARGV[5], 'sid', sid)
+redis.call('HSET', KEYS[1], 'state', 'queued', 'fid', ARGV[2], 'vid', versionId, 'pct', '0',
+  'created', now, 'updated', now, 'by', ARGV[3], 'sid', sid)
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return 1
