@@ -61,8 +61,10 @@ export async function runPexecSection(
     // INFO around each window (redis-cost.ts), on a connection of its own.
     const costConnection = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3 });
     cleanups.push(() => costConnection.disconnect());
+    /** Each model's answer body: pexec windows count it as payload beside the request's (redis-cost.ts). */
+    const answerBytes = new Map<string, number>();
     for (const p of payloads) {
-      await checkPexecAnswer(stack.client, p, config.pollSeconds);
+      answerBytes.set(p.model, await checkPexecAnswer(stack.client, p, config.pollSeconds));
       await stack.grpc.check(p);
     }
 
@@ -85,7 +87,8 @@ export async function runPexecSection(
       for (const concurrency of config.concurrencies) {
         const call = calls(payload, concurrency);
         for (const mode of MODES) {
-          const cost = createRedisCostProbe(costConnection, payload.json.length);
+          const answer = mode === 'pexec' ? (answerBytes.get(payload.model) ?? 0) : 0;
+          const cost = createRedisCostProbe(costConnection, payload.json.length, answer);
           // A child that died mid-run turns into an error here rather than a table of timeouts.
           const { cpuPercent, ...result } = await Promise.race([
             runMeasuredLoad(

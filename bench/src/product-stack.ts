@@ -124,7 +124,8 @@ export function pexecCall(client: HttpClient, payload: Payload, pollSeconds: num
 }
 
 /** Checks once, outside the timing, that a pexec answers a KServe V2 response with the expected outputs. */
-export async function checkPexecAnswer(client: HttpClient, payload: Payload, pollSeconds: number): Promise<void> {
+/** Checks one pexec answer; resolves to its body's size (what a worker hands the gateway through Redis). */
+export async function checkPexecAnswer(client: HttpClient, payload: Payload, pollSeconds: number): Promise<number> {
   const path = `/v2/nvcf/pexec/functions/${modelFunctionId(payload.model)}`;
   const headers = { 'content-type': 'application/json', 'nvcf-poll-seconds': String(pollSeconds) };
   const res = await client.request('POST', path, payload.json, headers);
@@ -134,6 +135,7 @@ export async function checkPexecAnswer(client: HttpClient, payload: Payload, pol
   if (names.join() !== [...payload.outputs].sort().join()) {
     throw new Error(`pexec ${payload.model}: unexpected outputs ${names.join(', ')}`);
   }
+  return res.body.byteLength;
 }
 
 function problemTitle(body: Buffer): string {

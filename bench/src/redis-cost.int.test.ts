@@ -53,9 +53,16 @@ describe('redisCost against a real redis-server', () => {
     expect(cost.scriptCalls).toBe(0);
     expect(cost.inputBytes).toBe(bytes / 5);
     expect(cost.beyondPayloadBytes).toBe(bytes / 5 - 100);
+    expect(cost.beyondBodiesBytes).toBe(bytes / 5 - 100);
     // Either limit alone misses the target.
     expect(formatRedisTarget({ ...cost, commands: 26 })).toMatch(/MISSED$/);
-    expect(formatRedisTarget({ ...cost, beyondPayloadBytes: 1025 })).toMatch(/MISSED$/);
+    expect(formatRedisTarget({ ...cost, beyondBodiesBytes: 1025 })).toMatch(/MISSED$/);
+    // A measured answer is payload too: the target is judged beyond both bodies.
+    const answered = redisCost(before, after, { invocations: 5, payloadBytes: 100, answerBytes: 40 });
+    expect(answered.beyondPayloadBytes).toBe(bytes / 5 - 100);
+    expect(answered.beyondBodiesBytes).toBe(bytes / 5 - 140);
+    expect(formatRedisTarget(answered)).toBe('target ≤ 25 cmds and ≤ 1 KB beyond request and answer: met');
+    expect(formatRedisCost(answered)).toContain('KB beyond it and the 0.04 KB answer)');
     // One awaited command at a time: one socket read each.
     expect(cost.reads).toBe(3);
     // Each SET answered +OK, each GET the 100-byte value.
@@ -98,7 +105,7 @@ describe('redisCost against a real redis-server', () => {
       /^redis\/inv over 3: 2\.0 cmds executed \(INCR 2\.0\), 0\.0 of them script calls, [\d.]+ socket reads, [\d.]+ KB in \(-?[\d.]+ KB beyond the 0\.01 KB payload\), [\d.]+ KB out, \d+ µs Redis CPU \(0 µs in scripts\)$/,
     );
     expect(formatRedisTarget(cost as NonNullable<typeof cost>)).toBe(
-      'target ≤ 25 cmds and ≤ 1 KB beyond the payload: met',
+      'target ≤ 25 cmds and ≤ 1 KB beyond the request: met',
     );
     expect(await createRedisCostProbe(probe, 0).cost(3)).toBeUndefined();
   });

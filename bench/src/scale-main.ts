@@ -70,6 +70,8 @@ try {
   }
   const requests = new Map(models.map((m) => [m, scaleRequest(m, config.pollSeconds)]));
   const requestOf = (m: string) => requests.get(m) as ScaleRequest;
+  /** Each model's answer body: the cost lines count it as payload beside the request's (redis-cost.ts). */
+  const answerBytes = new Map<string, number>();
 
   const measure = async (
     stack: ScaleStack,
@@ -82,7 +84,7 @@ try {
       ...Object.fromEntries([...stack.gateways, ...stack.workers].map((c) => [c.name, c.pid])),
       ...(Number.isFinite(redisPid) ? { redis: redisPid } : {}),
     });
-    const cost = createRedisCostProbe(costConnection, r.body.length);
+    const cost = createRedisCostProbe(costConnection, r.body.length, answerBytes.get(r.model) ?? 0);
     const result = await Promise.race([
       runMeasuredLoad(
         pexecCall(stack, r),
@@ -122,7 +124,9 @@ try {
       maxSockets: Math.max(config.concurrency, config.costConcurrency),
     });
     try {
-      for (const client of stack.clients) for (const m of models) await checkScaleAnswer(client, requestOf(m));
+      for (const client of stack.clients) {
+        for (const m of models) answerBytes.set(m, await checkScaleAnswer(client, requestOf(m)));
+      }
       rows.push(await measure(stack, shape, requestOf(config.model), config.concurrency));
       if (index > 0) continue;
       for (const m of config.costModels) {

@@ -11,6 +11,8 @@ const cost = (cpuUs: number, invocations: number, commands = 50): RedisCost => (
   inputBytes: 5000,
   payloadBytes: 200,
   beyondPayloadBytes: 4800,
+  answerBytes: 0,
+  beyondBodiesBytes: 4800,
   outputBytes: 1500,
   cpuUs,
   scriptUs: cpuUs / 2,

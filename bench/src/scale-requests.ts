@@ -30,7 +30,8 @@ export function scaleRequest(model: string, pollSeconds: number): ScaleRequest {
 }
 
 /** Sends the request once, outside any timing: a 200 carrying the expected output, whichever body form. */
-export async function checkScaleAnswer(client: HttpClient, r: ScaleRequest): Promise<void> {
+/** Checks one answer; resolves to its body's size (what a worker hands the gateway through Redis). */
+export async function checkScaleAnswer(client: HttpClient, r: ScaleRequest): Promise<number> {
   const res = await client.request('POST', r.path, r.body, r.headers);
   if (res.status !== 200) throw new Error(`pexec ${r.model}: HTTP ${res.status} ${res.body.toString().slice(0, 300)}`);
   const header = res.headers['inference-header-content-length'];
@@ -38,4 +39,5 @@ export async function checkScaleAnswer(client: HttpClient, r: ScaleRequest): Pro
   if (!outputs.some((o) => o.name === r.output)) {
     throw new Error(`pexec ${r.model}: no output ${r.output} (got ${outputs.map((o) => o.name).join(', ')})`);
   }
+  return res.body.byteLength;
 }

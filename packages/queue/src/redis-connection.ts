@@ -59,6 +59,9 @@ export function connect(target: RedisTarget, opts: RedisConnectionOptions = {}):
     case 'cluster': {
       const options: ClusterOptions = {
         enableAutoPipelining: autoPipelining,
+        // Auto-pipelining groups a command by the slot of its first argument, which for FCALL is the function's
+        // name, not a key (lua-scripts.ts): sent on their own, FCALLs are routed by their keys.
+        autoPipeliningIgnoredCommands: ['fcall'],
         enableReadyCheck: true,
         lazyConnect: false,
         // After a failover the old primary's slots answer MOVED (or CLUSTERDOWN while the vote runs): ioredis

@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import { type RedisHandle, startRedis } from '@nvcf/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKeys, newRequestId } from './keys.ts';
+import { SCRIPT_LIBRARY } from './lua-scripts.ts';
+import { createRedis, type RedisClient } from './redis-connection.ts';
+import { createRequestStore } from './request-store.ts';
+
+/** The scripts as a Redis function library: loaded on first use, and again when Redis forgot it. */
+let server: RedisHandle;
+let redis: RedisClient;
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = createRedis(server.url);
+});
+afterAll(async () => {
+  redis.disconnect();
+  await server.close();
+});
+
+const libraries = async () =>
+  ((await redis.call('function', 'list')) as unknown[][]).map((lib) => String(lib[lib.indexOf('library_name') + 1]));
+
+describe('script library', () => {
+  it('is loaded by the first call, and again after Redis lost it (a restart without persistence)', async () => {
+    const store = createRequestStore(redis, createKeys(`s${randomUUID().slice(0, 8)}`), { ttlSeconds: 60 });
+    const id = newRequestId(randomUUID());
+    expect(await store.create(id, 'f', 'v')).toBe(true);
+    expect(await libraries()).toEqual([SCRIPT_LIBRARY]);
+    await redis.call('function', 'flush');
+    expect(await libraries()).toEqual([]);
+    // Calls in flight together while the library is missing: each is answered once it is back.
+    const states = await Promise.all([store.markInProgress(id, 'f', 'v'), store.markInProgress(id, 'f', 'v', 5)]);
+    expect(states).toEqual(['in-progress', 'in-progress']);
+    expect(await libraries()).toEqual([SCRIPT_LIBRARY]);
+    expect(await store.take(id)).toMatchObject({ kind: 'pending', state: 'in-progress' });
+  });
+});
