@@ -61,8 +61,8 @@ function countAppends(events: EventStream): EventStream & { readonly appended: b
 }
 
 /**
- * One job: claim the request (skip it if a previous delivery already settled it), run the model,
- * answer with the result (the consumer stores it). Requests the model refuses are answered, not retried;
+ * One job: run the model, answer with the result (the consumer stores it; a request settled meanwhile, by a cancel,
+ * keeps its answer: the first writer wins). Requests the model refuses are answered, not retried;
  * unexpected failures are retried by the consumer and answered with a 500 once attempts run out.
  */
 export function createInvocationProcessor(deps: ProcessorDeps): InvocationProcessor {
@@ -74,9 +74,8 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
    */
   async function answerJob(
     job: ReadyJob,
-    claim: Promise<string>,
     events: EventStream,
-  ): Promise<{ result: InvocationResult; eventsSent: boolean } | undefined> {
+  ): Promise<{ result: InvocationResult; eventsSent: boolean }> {
     const target = {
       requestId: job.requestId,
       ...(job.stream ? { stream: { events } } : {}),
@@ -86,25 +85,19 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     const completion = completionRequestTo(job.input, () => core.modelMetadata(model.name, model.version));
     if (completion) {
       const { request, rendering } = completionCall(job.input, { ...model, ...completion }, job.requestId);
-      // Responses may leave as events while the model runs: nothing runs before the claim answered.
-      if ((await claim) !== 'in-progress') return undefined;
       return { result: await runDecoupled(core, request, target, rendering), eventsSent: job.stream === true };
     }
-    // Decoding overlaps the claim's round trip.
     const call = await decodeJob(job);
     if (core.isDecoupled(model.name, model.version)) {
       // A unary gRPC call has room for one response; Triton refuses it in these words.
       if (job.respond === 'kserve-grpc') {
         throw new AppError('UNIMPLEMENTED', "ModelInfer RPC doesn't support models with decoupled transaction policy");
       }
-      if ((await claim) !== 'in-progress') return undefined;
       const request = { ...call.request, inputsOwned: true };
       const result = await runDecoupled(core, request, target, kserveRendering(request, job.requestId));
       return { result, eventsSent: job.stream === true };
     }
     if (job.stream && deps.streamChunkRows > 0) {
-      // Events leave while the batch runs: nothing runs before the claim answered.
-      if ((await claim) !== 'in-progress') return undefined;
       const chunked = await answerInChunks(core, call, deps.streamChunkRows, (reply, last) =>
         events.append(job.requestId, [{ data: reply.body.toString('utf8'), last }]),
       );
@@ -116,12 +109,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
         };
       }
     }
-    // The model runs while the claim's round trip is out: a run is a pure function of its inputs, so one for
-    // a request that turns out settled already (a stalled job delivered again) is only thrown away.
-    const running = render(job, call);
-    running.catch(() => undefined);
-    if ((await claim) !== 'in-progress') return undefined;
-    return { result: await running, eventsSent: false };
+    return { result: await render(job, call), eventsSent: false };
   }
 
   /** Runs a decoded call and renders its answer as the job asks. */
@@ -158,7 +146,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     return decodeInferCall(core, model, body, header, deps.maxTensorElements);
   }
 
-  /** The job with its input at hand, bytes kept beside it as the claim read them (undefined: they are gone). */
+  /** The job with its input at hand, bytes kept beside it read from the request store (undefined: they are gone). */
   async function withInput(job: InvocationJob, kept: Promise<Buffer | undefined>): Promise<ReadyJob | undefined> {
     const { input } = job;
     if (input.kind === 'json') return { ...job, input: { kind: 'json', value: input.value } };
@@ -178,18 +166,12 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
   }
 
   return async (queued, ctx) => {
-    // A job whose input is kept beside it is claimed, and its input read, in one round trip; the claim's state is
-    // awaited before the model runs. A job carrying its input needs no claim: its delivery is one (the queue's
-    // pending list shows a worker has it), a settled request's answer is refused when stored (first writer wins),
-    // and the round trip it saves is one of the few an invocation makes.
-    const claimed = inputKeptBeside(queued.input)
-      ? store.claim(queued.requestId, queued.functionId, queued.versionId, true)
-      : Promise.resolve({ state: 'in-progress' as const, input: undefined });
-    const claim = claimed.then((c) => c.state);
-    const kept = claimed.then((c) => c.input);
-    // Both observed here: a job whose input travels inside it never awaits `kept`, and a failed claim must not
-    // become an unhandled rejection (which ends the process).
-    claim.catch(() => undefined);
+    // A job needs no claim: its delivery is one (the queue's pending list shows a worker has it), and a request
+    // settled meanwhile (cancelled) keeps its answer when this one is stored (the first writer wins). Only an input
+    // kept beside the job costs a round trip, its read.
+    const kept = inputKeptBeside(queued.input) ? store.readInput(queued.requestId) : Promise.resolve(undefined);
+    // Observed here: a job whose input travels inside it never awaits `kept`, and a failed read must not become an
+    // unhandled rejection (which ends the process).
     kept.catch(() => undefined);
     const job = await withInput(queued, kept);
     const log = deps.logger.child({
@@ -214,15 +196,8 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     let eventsSent = false;
     const events = countAppends(deps.events);
     try {
-      const answer = await answerJob(job, claim, events);
-      if (!answer) {
-        // A stalled job re-delivered after its result was stored: nothing to do.
-        log.info({ attempt: ctx.attempt }, 'job skipped: request already settled');
-        return undefined;
-      }
-      ({ result, eventsSent } = answer);
+      ({ result, eventsSent } = await answerJob(job, events));
     } catch (err) {
-      await claim.catch(() => undefined);
       if (isAppError(err) && !err.retryable) {
         result = problemResult(err.code, err.message, 'inference-service', job.requestId);
       } else if (ctx.attempt < ctx.maxAttempts) {

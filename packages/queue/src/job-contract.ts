@@ -12,7 +12,7 @@ export const InvocationInput = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('json'), contentType: z.string().default(JSON_CONTENT_TYPE), value: z.unknown() }),
   z.object({ kind: z.literal('bytes'), contentType: z.string(), base64: z.string() }),
   /**
-   * A large body, kept in the request store beside the job (read with the worker's claim, `RequestStore.claim`) rather than in
+   * A large body, kept in the request store beside the job (read by the worker before it runs the job, `RequestStore.readInput`) rather than in
    * it: the queue's entries stay small, and the bytes are stored once, raw, not as JSON or base64.
    * `format` says how the worker reads them: parsed JSON, or bytes.
    */

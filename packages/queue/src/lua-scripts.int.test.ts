@@ -31,8 +31,8 @@ describe('script library', () => {
     await redis.call('function', 'flush');
     expect(await libraries()).toEqual([]);
     // Calls in flight together while the library is missing: each is answered once it is back.
-    const states = await Promise.all([store.markInProgress(id, 'f', 'v'), store.markInProgress(id, 'f', 'v', 5)]);
-    expect(states).toEqual(['in-progress', 'in-progress']);
+    const reports = await Promise.all([store.reportProgress(id, 5), store.reportProgress(id, 10)]);
+    expect(reports).toEqual([true, true]);
     expect(await libraries()).toEqual([SCRIPT_LIBRARY]);
     expect(await store.take(id)).toMatchObject({ kind: 'pending', state: 'in-progress' });
   });

@@ -9,8 +9,6 @@ type Arg = string | number | Buffer;
  */
 export interface RequestScripts {
   nvcfCreateRequest(key: string, ...args: (string | number)[]): Promise<number>;
-  nvcfMarkInProgress(key: string, ...args: (string | number)[]): Promise<string>;
-  nvcfClaimWithInputBuffer(key: string, input: string, ...args: (string | number)[]): Promise<[Buffer, Buffer | null]>;
   nvcfCompleteRequest(request: string, ...args: Arg[]): Promise<number>;
   nvcfCompleteJob(request: string, stream: string, ...args: Arg[]): Promise<number>;
   nvcfCompleteJobDroppingInput(request: string, stream: string, input: string, ...args: Arg[]): Promise<number>;
@@ -35,8 +33,6 @@ export interface RequestScripts {
 /** Method → script file, its number of keys, and whether its reply keeps bulk strings as bytes. */
 const METHODS: Record<keyof RequestScripts, [file: string, numberOfKeys: number, buffers?: 'buffers']> = {
   nvcfCreateRequest: ['create-request', 1],
-  nvcfMarkInProgress: ['mark-in-progress', 1],
-  nvcfClaimWithInputBuffer: ['mark-in-progress', 2, 'buffers'],
   nvcfCompleteRequest: ['complete-request', 1],
   nvcfCompleteJob: ['complete-request', 2],
   nvcfCompleteJobDroppingInput: ['complete-request', 3],

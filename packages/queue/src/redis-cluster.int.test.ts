@@ -94,7 +94,7 @@ describe('on a Redis Cluster', () => {
         if (ctx.attempt === 1 && j.input.kind === 'json' && (j.input.value as { n: number }).n % 4 === 0) {
           throw new Error('first try fails');
         }
-        await store.markInProgress(j.requestId, j.functionId, j.versionId);
+        await store.reportProgress(j.requestId, 50);
         await events.append(j.requestId, [{ data: 'tick' }, { data: 'done', last: true }]);
         return { status: 200, contentType: 'application/json', body: Buffer.from('{"ok":1}') };
       },

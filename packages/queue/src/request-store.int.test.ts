@@ -39,7 +39,8 @@ describe('request store', () => {
     expect(await store.create(id, 'f', 'v')).toBe(true);
     expect(await store.create(id, 'f', 'v')).toBe(false);
     expect(await store.take(id)).toMatchObject({ kind: 'pending', state: 'queued', percent: 0 });
-    expect(await store.markInProgress(id, 'f', 'v', 10)).toBe('in-progress');
+    // A running function's progress report is what marks it in progress.
+    expect(await store.reportProgress(id, 10)).toBe(true);
     expect(await store.take(id)).toMatchObject({ kind: 'pending', state: 'in-progress', percent: 10 });
     expect(await store.complete(id, result(200, '{"ok":true}'))).toBe(true);
     const taken = await store.take(id);
@@ -80,12 +81,13 @@ describe('request store', () => {
     await store.create(id, 'f', 'v');
     expect(await store.complete(id, result(200, 'first'))).toBe(true);
     expect(await store.complete(id, result(500, 'second'))).toBe(false);
-    expect(await store.markInProgress(id, 'f', 'v')).toBe('fulfilled');
+    expect(await store.reportProgress(id, 50)).toBe(false);
     const taken = await store.take(id);
     expect(taken.kind === 'result' && taken.result.body.toString()).toBe('first');
     // After delivery, the tombstone still blocks writes.
     expect(await store.complete(id, result(200, 'third'))).toBe(false);
-    expect(await store.markInProgress(id, 'f', 'v')).toBe('delivered');
+    expect(await store.reportProgress(id, 50)).toBe(false);
+    expect(await store.take(id)).toMatchObject({ kind: 'delivered' });
   });
 
   it('a result for an unknown or expired request is not stored', async () => {
@@ -95,29 +97,14 @@ describe('request store', () => {
     expect(await redis.exists(keys.request(id))).toBe(0);
   });
 
-  it('a worker that takes a job whose record expired makes it again (ids sent only then); a late create changes nothing', async () => {
-    const id = uuidv4();
-    expect(await store.markInProgress(id, 'f', 'v', 5)).toBe('in-progress');
-    expect(await store.create(id, 'f', 'v')).toBe(false);
-    expect(await store.take(id)).toMatchObject({ kind: 'pending', state: 'in-progress', percent: 5, functionId: 'f' });
-    expect(await redis.ttl(keys.request(id))).toBeGreaterThan(100);
-  });
-
-  it("a claim reads the job's kept input in the same step, and remakes an expired record", async () => {
+  it('reads the input kept beside a job, byte for byte; nothing once it is gone', async () => {
     const id = uuidv4();
     await store.create(id, 'f', 'v');
     const bytes = Buffer.from([0, 1, 2, 255]);
     await redis.set(keys.requestInput(id), bytes);
-    expect(await store.claim(id, 'f', 'v', true)).toEqual({ state: 'in-progress', input: bytes });
-    expect(await store.claim(id, 'f', 'v', false)).toEqual({ state: 'in-progress' });
-
-    // Record and input expired while the job waited: the record is made again, the input is gone.
-    const expired = uuidv4();
-    expect(await store.claim(expired, 'f2', 'v2', true)).toEqual({ state: 'in-progress' });
-    expect(await store.owner(expired)).toEqual({ functionId: 'f2', versionId: 'v2', principal: '' });
-
-    await store.complete(id, result(200, 'done'));
-    expect(await store.claim(id, 'f', 'v', true)).toEqual({ state: 'fulfilled', input: bytes });
+    expect(await store.readInput(id)).toEqual(bytes);
+    await store.dropInput(id);
+    expect(await store.readInput(id)).toBeUndefined();
   });
 
   it('puts a TTL on every record', async () => {

@@ -67,11 +67,6 @@ export interface RequestStore {
    */
   create(requestId: string, functionId: string, versionId: string, principal?: string): Promise<boolean>;
   /**
-   * Moves to `in-progress` unless terminal, creating the record when it is missing (its create may still
-   * be in flight, or it expired while queued). Returns the resulting state.
-   */
-  markInProgress(requestId: string, functionId: string, versionId: string, percent?: number): Promise<RequestState>;
-  /**
    * Stores a terminal result and publishes the completion (and, when `reply` is given and the body is
    * small enough, the whole result to the accepting gateway). False when a terminal state already existed.
    * With `job`, that job leaves its queue in the same step, whether the result is stored or not.
@@ -87,15 +82,10 @@ export interface RequestStore {
    */
   owner(requestId: string): Promise<RequestOwner | undefined>;
   /**
-   * A worker's claim: `markInProgress`, and with `withInput` the input kept beside the job read in the same round
-   * trip (undefined when it is gone: it expired with its request).
+   * The input kept beside a job (the enqueue's `input`): what a worker reads before it runs the job (undefined when
+   * it is gone: it expired with its request).
    */
-  claim(
-    requestId: string,
-    functionId: string,
-    versionId: string,
-    withInput: boolean,
-  ): Promise<{ state: RequestState; input?: Buffer }>;
+  readInput(requestId: string): Promise<Buffer | undefined>;
   /** Drops the stored input once the request is answered (its TTL would, later). */
   dropInput(requestId: string): Promise<void>;
   /** Reads the request; a terminal result is handed out exactly once (then the id answers 'delivered'). */
@@ -115,20 +105,11 @@ export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSe
   const r = withRequestScripts(redis);
   const ttl = opts.ttlSeconds;
 
-  async function markInProgress(requestId: string, functionId: string, versionId: string, percent = 0) {
-    const key = keys.request(requestId);
-    // The record exists but when it expired while its job waited: only then are its ids sent, to make it again.
-    let state = await r.nvcfMarkInProgress(key, percent, Date.now(), ttl);
-    if (state === 'missing') state = await r.nvcfMarkInProgress(key, percent, Date.now(), ttl, functionId, versionId);
-    return state as RequestState;
-  }
-
   return {
     async create(requestId, functionId, versionId, principal = '') {
       const key = keys.request(requestId);
       return (await r.nvcfCreateRequest(key, ttl, functionId, versionId, Date.now(), principal)) === 1;
     },
-    markInProgress,
     async complete(requestId, result, reply, job) {
       const record = keys.request(requestId);
       // Only a result small enough goes whole to the gateway waiting for it; a large one is read from the record.
@@ -164,15 +145,8 @@ export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSe
     async markDelivered(requestId) {
       await r.nvcfMarkDelivered(keys.request(requestId));
     },
-    async claim(requestId, functionId, versionId, withInput) {
-      if (!withInput) return { state: await markInProgress(requestId, functionId, versionId) };
-      const [key, input] = [keys.request(requestId), keys.requestInput(requestId)];
-      let reply = await r.nvcfClaimWithInputBuffer(key, input, 0, Date.now(), ttl);
-      if (reply[0].toString() === 'missing') {
-        reply = await r.nvcfClaimWithInputBuffer(key, input, 0, Date.now(), ttl, functionId, versionId);
-      }
-      const [state, bytes] = reply;
-      return { state: state.toString() as RequestState, ...(bytes ? { input: bytes } : {}) };
+    async readInput(requestId) {
+      return (await redis.getBuffer(keys.requestInput(requestId))) ?? undefined;
     },
     async dropInput(requestId) {
       await redis.del(keys.requestInput(requestId));
