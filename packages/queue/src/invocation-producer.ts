@@ -116,23 +116,40 @@ export function createInvocationProducer(
     },
   };
 
-  /** The requests of a queue that no worker holds: entries not delivered, and retries waiting out a pause. */
+  /**
+   * The requests of a queue that no worker holds: entries not delivered, and retries waiting out a pause. Read a
+   * page at a time: a deep queue is no one huge reply.
+   */
   async function waitingIn(q: QueueKeys): Promise<string[]> {
     const held = new Set<string>();
-    const pending = (await connection.xpending(q.stream, WORKERS_GROUP, '-', '+', 1_000_000).catch((err: unknown) => {
-      // No group yet: no worker ever read this queue, so none holds anything.
-      if (isNoGroup(err)) return [];
-      throw err;
-    })) as [string, ...unknown[]][];
-    for (const [sid] of pending) held.add(sid);
+    for (let from = '-'; ; ) {
+      const page = (await connection.xpending(q.stream, WORKERS_GROUP, from, '+', PAGE).catch((err: unknown) => {
+        // No group yet: no worker ever read this queue, so none holds anything.
+        if (isNoGroup(err)) return [];
+        throw err;
+      })) as [string, ...unknown[]][];
+      for (const [sid] of page) held.add(sid);
+      const last = page.at(-1);
+      if (page.length < PAGE || !last) break;
+      from = `(${last[0]}`;
+    }
     const ids: string[] = [];
-    for (const [sid, fields] of await connection.xrange(q.stream, '-', '+')) {
-      const at = fields.indexOf('id');
-      if (!held.has(sid) && at >= 0 && at % 2 === 0) ids.push(fields[at + 1] as string);
+    for (let from = '-'; ; ) {
+      const page = await connection.xrange(q.stream, from, '+', 'COUNT', PAGE);
+      for (const [sid, fields] of page) {
+        const at = fields.indexOf('id');
+        if (!held.has(sid) && at >= 0 && at % 2 === 0) ids.push(fields[at + 1] as string);
+      }
+      const last = page.at(-1);
+      if (page.length < PAGE || !last) break;
+      from = `(${last[0]}`;
     }
     return [...ids, ...(await connection.zrange(q.delayed, 0, -1))];
   }
 }
+
+/** Entries read per round trip when a queue is walked whole (retiring a version). */
+const PAGE = 1000;
 
 /**
  * The job as its queue entry carries it: the entry holds the request and function ids and the queue the version,

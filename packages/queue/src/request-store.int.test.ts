@@ -90,6 +90,21 @@ describe('request store', () => {
     expect(await store.take(id)).toMatchObject({ kind: 'delivered' });
   });
 
+  it('counts a second run of a request, not a re-sent answer of the same run', async () => {
+    const id = uuidv4();
+    await store.create(id, 'f', 'v');
+    const ofEntry = (entryId: string) => ({ queue: keys.queue('v'), entryId, inputKept: false });
+    expect(await store.complete(id, result(200, 'first'), undefined, ofEntry('1-0'))).toBe(true);
+    // The same entry's answer again: its first reply was lost while Redis was away, and the worker sent it again.
+    expect(await store.complete(id, result(200, 'first'), undefined, ofEntry('1-0'))).toBe(false);
+    expect(await redis.hget(keys.request(id), 'runs')).toBe('1');
+    // Another entry's: the job stalled, was queued again, and both runs finished.
+    expect(await store.complete(id, result(200, 'late'), undefined, ofEntry('2-0'))).toBe(false);
+    expect(await redis.hget(keys.request(id), 'runs')).toBe('2');
+    const taken = await store.take(id);
+    expect(taken.kind === 'result' && taken.result.body.toString()).toBe('first');
+  });
+
   it('a result for an unknown or expired request is not stored', async () => {
     const id = uuidv4();
     expect(await store.complete(id, result(200, 'x'))).toBe(false);

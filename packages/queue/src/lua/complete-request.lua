@@ -16,14 +16,14 @@ local prefix = string.match(KEYS[1], '^(.*):req:{')
 local group = 'workers'
 -- Every completion is counted ('runs'): more than one means the function ran to completion twice for one
 -- request (a job re-delivered while its first run was still alive), which the fault suite checks for.
--- A job already off the pending list was finished by an earlier call whose reply was lost (the worker sends
--- again while Redis comes back): not a second run.
-local resent = false
+-- The answer remembers the queue entry whose run stored it ('done'): the same entry again is an earlier call
+-- whose reply was lost (the worker sends again while Redis comes back), not a second run; any other entry (a run
+-- of the job before it stalled and was queued again, however late it finishes) is one.
 local entry = nil
 local state = redis.call('HGET', KEYS[1], 'state')
 if #KEYS >= 2 then
   -- The job is done whatever becomes of this result: off the group's pending list, out of the stream.
-  resent = redis.call('XACK', KEYS[2], group, ARGV[9]) == 0
+  redis.call('XACK', KEYS[2], group, ARGV[9])
   if not state then entry = redis.call('XRANGE', KEYS[2], ARGV[9], ARGV[9])[1] end
   redis.call('XDEL', KEYS[2], ARGV[9])
   if #KEYS >= 3 then redis.call('DEL', KEYS[3]) end
@@ -40,7 +40,7 @@ if not state then
   end
   redis.call('HSET', KEYS[1], 'fid', fid, 'vid', string.match(KEYS[2], ':q:{[^}]*}:([^:]+)'), 'created', now)
 elseif state == 'fulfilled' or state == 'errored' or state == 'delivered' then
-  if not resent then redis.call('HINCRBY', KEYS[1], 'runs', 1) end
+  if #KEYS < 2 or redis.call('HGET', KEYS[1], 'done') ~= ARGV[9] then redis.call('HINCRBY', KEYS[1], 'runs', 1) end
   return 0
 end
 -- Not terminal yet: no run completed before this one ('runs' is set with the result, one command fewer).
@@ -49,6 +49,7 @@ if tonumber(ARGV[1]) < 400 then terminal = 'fulfilled' end
 redis.call('HSET', KEYS[1], 'state', terminal, 'pct', '100', 'code', ARGV[1], 'ctype', ARGV[2],
   'hdrs', ARGV[3], 'body', ARGV[4], 'updated', now, 'err', ARGV[8], 'runs', '1')
 if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'obj', ARGV[7]) end
+if #KEYS >= 2 then redis.call('HSET', KEYS[1], 'done', ARGV[9]) end
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 if ARGV[6] ~= '' then
   -- Frame: id, status, error code, content type, headers JSON (no raw newlines), then the body's bytes.
