@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseRestrictedApis, type RestrictedApis } from '@nvcf/inference-server';
 import {
   envBool,
@@ -81,6 +83,10 @@ export const WorkerEnv = z.object({
   WORKER_EXPOSE_FUNCTION_MODELS: envBool(false),
   WORKER_ALLOW_CLIENT_SHM: envBool(true),
   WORKER_GRPC_MAX_RECEIVE_BYTES: envInt(64 * 1024 * 1024, 1024, 2 ** 31 - 1),
+  WORKER_CONTAINER_URL: envString('').pipe(z.union([z.literal(''), z.url({ protocol: /^https?$/ })])),
+  WORKER_CONTAINER_PROCESSES: envBool(false),
+  WORKER_CONTAINER_WORK_DIR: envString(''),
+  WORKER_CONTAINER_TIMEOUT_MS: envInt(10 * 60 * 1000, 1),
 });
 export type WorkerEnv = z.infer<typeof WorkerEnv>;
 
@@ -143,6 +149,17 @@ export interface WorkerConfig {
   allowClientShm: boolean;
   /** Largest gRPC message the worker accepts. */
   grpcMaxReceiveBytes: number;
+  /** Container functions (docs in the README's container functions section). */
+  container: {
+    /** Sidecar mode: the inference server beside this worker ('' : none). */
+    url: string;
+    /** Process mode: the worker runs each deployed container version's `containerArgs` as a child process. */
+    processes: boolean;
+    /** Holds each request's asset and large-output directories (shared with a sidecar at the same path). */
+    workDir: string;
+    /** A request to the inference server (its whole answer, a 202's polls included) fails after this long. */
+    timeoutMs: number;
+  };
 }
 
 export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
@@ -186,6 +203,12 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     exposeFunctionModels: env.WORKER_EXPOSE_FUNCTION_MODELS,
     allowClientShm: env.WORKER_ALLOW_CLIENT_SHM,
     grpcMaxReceiveBytes: env.WORKER_GRPC_MAX_RECEIVE_BYTES,
+    container: {
+      url: env.WORKER_CONTAINER_URL,
+      processes: env.WORKER_CONTAINER_PROCESSES,
+      workDir: env.WORKER_CONTAINER_WORK_DIR || join(tmpdir(), 'nvcf-worker'),
+      timeoutMs: env.WORKER_CONTAINER_TIMEOUT_MS,
+    },
   };
 }
 

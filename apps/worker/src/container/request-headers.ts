@@ -1,0 +1,54 @@
+import type { ContainerSpec, FunctionVersion, InvocationJob } from '@nvcf/queue';
+
+/** Headers that belong to one connection (RFC 9110 §7.6.1) or that the worker sets itself. */
+const NOT_FORWARDED = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+  'authorization',
+  'expect',
+]);
+
+export interface RequestPlace {
+  assetDir: string;
+  largeOutputDir: string;
+  maxResponseBytes: number;
+  ncaId: string;
+}
+
+/**
+ * The headers of the request to the inference server (NVCF docs: container functions, request headers): the
+ * client's (minus hop-by-hop and worker-owned names, and every `NVCF-*` name, which only the worker sets) and
+ * NVCF's own, as NVCF's worker sets them.
+ */
+export function inferenceHeaders(
+  job: Pick<InvocationJob, 'requestId' | 'headers' | 'assetIds'>,
+  fv: FunctionVersion & { container: ContainerSpec },
+  contentType: string,
+  place: RequestPlace,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(job.headers)) {
+    const lower = name.toLowerCase();
+    if (NOT_FORWARDED.has(lower) || lower.startsWith('nvcf-')) continue;
+    out[lower] = value;
+  }
+  out['content-type'] = contentType || 'application/json';
+  out['nvcf-reqid'] = job.requestId;
+  out['nvcf-ncaid'] = place.ncaId;
+  out['nvcf-function-id'] = fv.id;
+  out['nvcf-function-version-id'] = fv.versionId;
+  out['nvcf-function-name'] = fv.name;
+  out['nvcf-asset-dir'] = place.assetDir;
+  out['nvcf-large-output-dir'] = place.largeOutputDir;
+  out['nvcf-max-response-size-bytes'] = String(place.maxResponseBytes);
+  if (job.assetIds && job.assetIds.length > 0) out['nvcf-function-asset-ids'] = job.assetIds.join(',');
+  return out;
+}
