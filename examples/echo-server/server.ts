@@ -11,6 +11,8 @@
  *   and writes `<gate>.closed` when its client (the worker) goes away before the end
  * - `accept`: answers 202, then 202 to the next `polls - 1` GETs of the same request (`NVCF-REQID`), then 200
  * - `error`: answers `status` with `{"error": <error>}`
+ * - `hold`: writes `<gate>.entered-<reqId>`, waits for the file `gate`, then answers how many calls it held at
+ *   once at most (a check of the worker's `maxRequestConcurrency`)
  * - `crash`: exits at once, answering nothing
  *
  * `GET /health` answers 200, or 503 while the file named by `ECHO_SICK_FILE` exists. It listens on `PORT`.
@@ -30,6 +32,10 @@ interface Call {
   status?: number;
   error?: string;
 }
+
+/** Calls held by `hold` right now, and the most at once. */
+let holding = 0;
+let mostHeld = 0;
 
 /** Requests answered 202, by `NVCF-REQID`: the GETs they still answer 202 to. */
 const accepted = new Map<string, number>();
@@ -114,6 +120,17 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
       accepted.set(reqId, Math.max(0, (call.polls ?? 1) - 1));
       res.writeHead(202).end();
       return;
+    }
+    case 'hold': {
+      holding++;
+      mostHeld = Math.max(mostHeld, holding);
+      try {
+        await writeFile(`${call.gate}.entered-${reqId}`, '');
+        if (call.gate) await waitForFile(call.gate);
+      } finally {
+        holding--;
+      }
+      return json(res, 200, { mostHeld });
     }
     case 'error':
       return json(res, call.status ?? 500, { error: call.error ?? 'failed' });

@@ -293,3 +293,29 @@ function alive(pid: number): boolean {
     return false;
   }
 }
+
+describe('container functions: maxRequestConcurrency', () => {
+  it('never has more requests in flight to one server than the deployment allows', async () => {
+    const held = await createFunction(gw.url, {
+      name: 'echo-held',
+      inferenceUrl: '/echo',
+      healthUri: '/health',
+      containerImage: 'nvcf/echo-server:dev',
+      containerArgs: echoCommand(),
+    });
+    await deploy(gw.url, held, 2);
+    await until(async () => (await statusOf(gw.url, held)) === 'ACTIVE', 'echo-held to be ACTIVE');
+    const gate = join(gates.path, 'held-open');
+    const calls = Array.from({ length: 5 }, () =>
+      pexec(gw.url, `/v2/nvcf/pexec/functions/${held.id}`, { action: 'hold', gate }, { 'nvcf-poll-seconds': '120' }),
+    );
+    const entered = async () => (await readdir(gates.path)).filter((f) => f.startsWith('held-open.entered-')).length;
+    await until(async () => (await entered()) === 2, 'two calls to reach the server');
+    await writeFile(gate, '');
+    const answers = await Promise.all(calls);
+    const held2 = await Promise.all(answers.map(async (r) => ((await r.json()) as { mostHeld: number }).mostHeld));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(Math.max(...held2)).toBe(2);
+    expect(await entered()).toBe(5);
+  });
+});
