@@ -82,6 +82,54 @@ describe('functions', () => {
     expect(JSON.parse(after.stdout)).toEqual(JSON.parse(one.stdout));
   });
 
+  it('create registers a container function from flags', async () => {
+    const created = await cli([
+      'functions',
+      'create',
+      '--name',
+      'cli-echo',
+      '--container-image',
+      'nvcf/echo-server:dev',
+      '--container-args',
+      'node server.ts',
+      '--inference-url',
+      '/echo',
+      '--inference-port',
+      '8000',
+      '--health-uri',
+      '/health',
+      '--env',
+      'GREETING=a=b',
+      '--json',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const fn = JSON.parse(created.stdout) as Record<string, unknown>;
+    expect(fn).toMatchObject({
+      status: 'INACTIVE',
+      inferenceUrl: '/echo',
+      inferencePort: 8000,
+      healthUri: '/health',
+      containerImage: 'nvcf/echo-server:dev',
+      containerArgs: 'node server.ts',
+      containerEnvironment: [{ key: 'GREETING', value: 'a=b' }],
+    });
+    expect(fn.model).toBeUndefined();
+    const bad = await cli([
+      'functions',
+      'create',
+      '--name',
+      'x',
+      '--container-image',
+      'i',
+      '--inference-url',
+      '/x',
+      '--env',
+      'NOEQUALS',
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--env takes KEY=VALUE/);
+  });
+
   it('create, deploy, undeploy and delete a function from flags', async () => {
     const created = await cli(['functions', 'create', '--name', 'cli-made', '--model', 'simple/1', '--json']);
     expect(created.code, created.stderr).toBe(0);
