@@ -83,7 +83,7 @@ export const WorkerEnv = z.object({
   WORKER_EXPOSE_FUNCTION_MODELS: envBool(false),
   WORKER_ALLOW_CLIENT_SHM: envBool(true),
   WORKER_GRPC_MAX_RECEIVE_BYTES: envInt(64 * 1024 * 1024, 1024, 2 ** 31 - 1),
-  WORKER_CONTAINER_URL: envString('').pipe(z.union([z.literal(''), z.url({ protocol: /^https?$/ })])),
+  WORKER_CONTAINER_URL: envString('').pipe(z.union([z.literal(''), z.url({ protocol: /^http$/ })])),
   WORKER_CONTAINER_PROCESSES: envBool(false),
   WORKER_CONTAINER_WORK_DIR: envString(''),
   WORKER_CONTAINER_TIMEOUT_MS: envInt(10 * 60 * 1000, 1),

@@ -119,6 +119,13 @@ describe('container functions: the worker-side contract', () => {
     expect(existsSync(join(work.path, reqId))).toBe(false);
   });
 
+  it('forwards a body too large to travel inside its job (kept beside it) byte for byte', async () => {
+    const text = 'y'.repeat(200_000);
+    const res = await call({ text });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { body: { text: string } }).body.text).toBe(text);
+  });
+
   it('downloads referenced assets into NVCF-ASSET-DIR before the call and removes them after', async () => {
     const created = await gfetch(`${gw.url}/v2/nvcf/assets`, {
       method: 'POST',

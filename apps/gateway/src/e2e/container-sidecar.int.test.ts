@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
 import { createFunction, deploy, statusOf, tempDir, until } from './container-harness.ts';
@@ -56,4 +57,50 @@ describe('container functions: sidecar mode', () => {
     expect(problem.type).toBe('urn:inference-service:problem-details:bad-request');
     expect(problem.detail).not.toBe('Inference error');
   });
+
+  it('answers a server that refuses connections with a 500 inference-connection problem', async () => {
+    const health = await h.worker();
+    const closed = await closedPort();
+    // Healthy (its health check answers on another port), but nothing listens on its inference port.
+    const fv = await createFunction(gw.url, {
+      name: 'refusing-container',
+      inferenceUrl: '/v2/models/simple/infer',
+      inferencePort: closed,
+      health: {
+        protocol: 'HTTP',
+        uri: '/v2/health/ready',
+        port: health.ports.http,
+        timeout: 'PT5S',
+        expectedStatusCode: 200,
+      },
+      containerImage: 'nvcf/worker:dev',
+    });
+    await deploy(gw.url, fv);
+    await h.worker({
+      WORKER_CONTAINER_URL: 'http://127.0.0.1',
+      WORKER_FUNCTION_VERSIONS: fv.versionId,
+      WORKER_CONTAINER_WORK_DIR: work.path,
+      KSERVE_HTTP_PORT: '-1',
+      KSERVE_GRPC_PORT: '-1',
+      METRICS_PORT: '-1',
+    });
+    await until(async () => (await statusOf(gw.url, fv)) === 'ACTIVE', 'the refusing function to be ACTIVE');
+    const res = await pexec(gw.url, `/v2/nvcf/pexec/functions/${fv.id}`, simpleRequest(), {
+      'nvcf-poll-seconds': '60',
+    });
+    expect(res.status).toBe(500);
+    expect(await res.json()).toMatchObject({
+      type: 'urn:inference-connection:problem-details:internal-server-error',
+      detail: 'Inference connection error while making inference request',
+    });
+  });
 });
+
+/** A TCP port nothing listens on: bound once, then closed. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const address = server.address();
+  await new Promise((r) => server.close(r));
+  return typeof address === 'object' && address ? address.port : 0;
+}

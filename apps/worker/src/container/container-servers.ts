@@ -17,7 +17,7 @@ export interface ContainerServers {
   readonly mode: 'sidecar' | 'process' | 'none';
   /**
    * The container versions this worker should serve now: servers of new ones start (process mode), those of
-   * versions no longer listed stop. Returns the instances, healthy or not.
+   * versions no longer listed stop. `instance` then has each, healthy or not.
    */
   want(versions: readonly (FunctionVersion & { container: ContainerSpec })[]): Promise<void>;
   instance(versionId: string): ServerInstance | undefined;
@@ -56,6 +56,8 @@ interface Entry {
 export function createContainerServers(opts: ContainerServersOptions): ContainerServers {
   const entries = new Map<string, Entry>();
   const mode = opts.url ? 'sidecar' : opts.processes ? 'process' : 'none';
+  /** Versions that process mode cannot run (no command), each logged once. */
+  const commandless = new Set<string>();
 
   const check = async (entry: Entry) => {
     const ok = await checkHealth(entry.healthUrl, entry.spec.health.expectedStatusCode, entry.spec.health.timeoutMs);
@@ -115,7 +117,16 @@ export function createContainerServers(opts: ContainerServersOptions): Container
       if (mode === 'none') return;
       const wanted = new Set<string>();
       for (const fv of versions) {
-        if (mode === 'process' && !fv.container.args) continue;
+        if (mode === 'process' && !fv.container.args) {
+          if (!commandless.has(fv.versionId)) {
+            commandless.add(fv.versionId);
+            opts.log.warn(
+              { versionId: fv.versionId },
+              'container function has no containerArgs to run; not serving it',
+            );
+          }
+          continue;
+        }
         wanted.add(fv.versionId);
         if (!entries.has(fv.versionId)) {
           const entry = await open(fv);
