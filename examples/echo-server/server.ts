@@ -8,7 +8,8 @@
  * - `large-output`: writes `<reqId>_result.json` of `bytes` bytes into `NVCF-LARGE-OUTPUT-DIR`
  * - `progress`: writes the `progress` file (42 %, a partial response), waits for the file `gate`, then answers
  * - `sse`: answers `text/event-stream`, `events` events; with `gate`, waits for that file after the first one,
- *   and writes `<gate>.closed` when its client (the worker) goes away before the end
+ *   and writes `<gate>.closed` when its client (the worker) goes away before the end; with `resetAfter`, resets
+ *   the connection once that many events went out
  * - `accept`: answers 202, then 202 to the next `polls - 1` GETs of the same request (`NVCF-REQID`), then 200
  * - `error`: answers `status` with `{"error": <error>}`
  * - `hold`: writes `<gate>.entered-<reqId>`, waits for the file `gate`, then answers how many calls it held at
@@ -31,6 +32,7 @@ interface Call {
   polls?: number;
   status?: number;
   error?: string;
+  resetAfter?: number;
 }
 
 /** Calls held by `hold` right now, and the most at once. */
@@ -107,7 +109,11 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
       });
       const count = call.events ?? 3;
       for (let i = 0; i < count; i++) {
-        res.write(`event: token\ndata: {"n":${i}}\n\n`);
+        await new Promise((written) => res.write(`event: token\ndata: {"n":${i}}\n\n`, written));
+        if (call.resetAfter === i + 1) {
+          res.socket?.resetAndDestroy();
+          return;
+        }
         if (i === 0 && call.gate) await waitForFile(call.gate);
         if (res.destroyed) return;
       }

@@ -247,6 +247,16 @@ describe('container functions: server-sent events', () => {
     expect(dataOf(await res.text())).toEqual(['{"n":0}', '{"n":1}', '[DONE]']);
   });
 
+  it('ends a stream the server broke off with an error event', async () => {
+    const res = await sse({ action: 'sse', events: 3, resetAfter: 1 });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(dataOf(text)[0]).toBe('{"n":0}');
+    expect(text).toMatch(
+      /event: error\ndata: \{"type":"urn:inference-connection:problem-details:internal-server-error"/,
+    );
+  });
+
   it("stops the server's stream when the client closes early", async () => {
     const gate = join(gates.path, 'sse-early');
     const res = await sse({ action: 'sse', events: 3, gate });

@@ -81,8 +81,9 @@ export function createContainerServers(opts: ContainerServersOptions): Container
       });
     return checking;
   };
-  const timer = setInterval(() => void checkAll(), opts.intervalMs);
-  timer.unref();
+  // A worker that serves no container functions checks nothing.
+  const timer = mode === 'none' ? undefined : setInterval(() => void checkAll(), opts.intervalMs);
+  timer?.unref();
 
   async function open(fv: FunctionVersion & { container: ContainerSpec }): Promise<Entry> {
     const spec = fv.container;
