@@ -14,8 +14,6 @@ export interface ServerProcessOptions {
 
 export interface ServerProcess {
   readonly pid: number | undefined;
-  /** Restarts since the start (a crash each). */
-  readonly restarts: number;
   /** Health passed: the next crash restarts it after the shortest backoff again. */
   healthy(): void;
   /** Stops it (SIGTERM to its process group, SIGKILL after `graceMs`), and never restarts it. */
@@ -24,6 +22,28 @@ export interface ServerProcess {
 
 const MIN_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 30_000;
+
+/**
+ * Process groups of the servers running now. A server runs in its own group (so that stopping it stops what its
+ * shell started), which also means it would outlive a worker that exits without stopping it: one exit hook per
+ * process kills whatever is left. (A SIGKILLed worker runs no hook; its servers are orphaned until stopped.)
+ */
+const running = new Set<number>();
+let exitHook = false;
+function track(pid: number): void {
+  running.add(pid);
+  if (exitHook) return;
+  exitHook = true;
+  process.once('exit', () => {
+    for (const group of running) {
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  });
+}
 
 /**
  * A container function's server as a child process (process mode: development and tests, no container engine).
@@ -45,6 +65,8 @@ export function startServerProcess(opts: ServerProcessOptions): ServerProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = proc;
+    const pid = proc.pid;
+    if (pid !== undefined) track(pid);
     for (const [name, stream] of [
       ['stdout', proc.stdout],
       ['stderr', proc.stderr],
@@ -54,9 +76,13 @@ export function startServerProcess(opts: ServerProcessOptions): ServerProcess {
     exited = new Promise((resolve) => {
       proc.on('error', (err) => opts.log.error({ err }, 'inference server process failed to start'));
       proc.on('close', (code, signal) => {
+        if (pid !== undefined) running.delete(pid);
         resolve();
         if (stopped) return;
-        opts.log.warn({ code, signal, restartInMs: backoffMs }, 'inference server process exited; restarting it');
+        opts.log.warn(
+          { code, signal, restarts, restartInMs: backoffMs },
+          'inference server process exited; restarting it',
+        );
         opts.onExit();
         timer = setTimeout(() => {
           restarts++;
@@ -81,9 +107,6 @@ export function startServerProcess(opts: ServerProcessOptions): ServerProcess {
   return {
     get pid() {
       return child?.pid;
-    },
-    get restarts() {
-      return restarts;
     },
     healthy() {
       backoffMs = MIN_BACKOFF_MS;
