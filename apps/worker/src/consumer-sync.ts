@@ -15,6 +15,7 @@ import { isFunctionModelName } from '@nvcf/storage';
 import type { WorkerConfig } from './config.ts';
 import { createContainerProcessor } from './container/container-processor.ts';
 import type { ContainerServers } from './container/container-servers.ts';
+import { createSharedTicker } from './container/shared-ticker.ts';
 import type { createFunctionModelLoader } from './function-models.ts';
 import { modelConcurrency } from './functions/model-capacity.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
@@ -73,6 +74,8 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
   /** This worker's own queue per sequence-model version: the requests of the sequences it owns. */
   const ownQueues = new Map<string, InvocationConsumer>();
   const only = new Set(config.functionVersionIds);
+  /** Container requests' progress files and streaming clients, checked on one timer (every 200 ms while any). */
+  const ticker = createSharedTicker(200);
   /** `WORKER_FUNCTION_VERSIONS`: a pool serving listed versions only (empty: every version). */
   const serves = (versionId: string) => only.size === 0 || only.has(versionId);
 
@@ -97,6 +100,7 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
         timeoutMs: config.container.timeoutMs,
         maxResponseBytes: config.maxDirectResultBytes,
         ncaId: config.ncaId,
+        ticker,
       });
     }
     if (!isModel(fv)) throw new Error(`function version ${fv.versionId} has neither a model nor a container`);

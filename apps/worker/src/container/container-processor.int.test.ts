@@ -24,6 +24,7 @@ import { createLargeResultStore } from '../large-results.ts';
 import { createContainerProcessor } from './container-processor.ts';
 import type { ServerInstance } from './container-servers.ts';
 import { InferenceConnectionError } from './inference-call.ts';
+import { createSharedTicker } from './shared-ticker.ts';
 
 let server: RedisHandle;
 let redis: RedisClient;
@@ -83,6 +84,7 @@ async function processorFor(base: URL, opts: { healthy?: boolean; timeoutMs?: nu
     timeoutMs: opts.timeoutMs ?? 60_000,
     maxResponseBytes: 1024,
     ncaId: 'nca',
+    ticker: createSharedTicker(50),
   });
 }
 

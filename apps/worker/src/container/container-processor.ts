@@ -18,6 +18,7 @@ import { callInference, InferenceConnectionError, type InferenceResponse, readBo
 import { watchProgressFile } from './progress-file.ts';
 import { openRequestDirs } from './request-dirs.ts';
 import { inferenceHeaders } from './request-headers.ts';
+import type { SharedTicker } from './shared-ticker.ts';
 import { relayEvents } from './sse-relay.ts';
 
 /** A server's own 202 is polled through at this pace (NVCF's worker polls it on each client poll). */
@@ -43,6 +44,8 @@ export interface ContainerProcessorDeps {
   /** `NVCF-MAX-RESPONSE-SIZE-BYTES`: larger answers leave as the zip + 302. */
   maxResponseBytes: number;
   ncaId: string;
+  /** The worker's one timer for per-request checks (progress files, clients that left). */
+  ticker: SharedTicker;
 }
 
 /**
@@ -101,8 +104,11 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
         queued.requestId,
       );
     }
-    const progress = watchProgressFile(dirs.largeOutputDir, queued.requestId, (percent, partial) =>
-      deps.store.reportProgress(queued.requestId, percent, partial),
+    const progress = watchProgressFile(
+      dirs.largeOutputDir,
+      queued.requestId,
+      (percent, partial) => deps.store.reportProgress(queued.requestId, percent, partial),
+      deps.ticker,
     );
     const abort = new AbortController();
     const deadline = setTimeout(
@@ -175,7 +181,7 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
     }
     if (job.stream && contentType.startsWith('text/event-stream')) {
       streamed.add(job.requestId);
-      await relayEvents(res.body, job.requestId, deps.events, abort);
+      await relayEvents(res.body, job.requestId, deps.events, abort, deps.ticker);
       const note = { id: job.requestId, streamed: true, detail: 'relayed as server-sent events' };
       return {
         result: { status: 200, contentType: 'application/json', body: Buffer.from(JSON.stringify(note)) },

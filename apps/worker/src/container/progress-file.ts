@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { PROGRESS_FILE } from './request-dirs.ts';
+import type { SharedTicker } from './shared-ticker.ts';
 
 const ProgressFile = z.object({
   id: z.string(),
@@ -19,11 +20,10 @@ export function watchProgressFile(
   largeOutputDir: string,
   requestId: string,
   report: (percent: number, partial: Buffer) => Promise<unknown>,
-  intervalMs = 200,
+  ticker: SharedTicker,
 ): { stop(): Promise<void> } {
   const path = join(largeOutputDir, PROGRESS_FILE);
   let seen = 0;
-  let reading: Promise<void> = Promise.resolve();
   const poll = async () => {
     const info = await stat(path).catch(() => undefined);
     if (!info || info.mtimeMs <= seen) return;
@@ -40,13 +40,5 @@ export function watchProgressFile(
     const partial = parsed.partialResponse === undefined ? '' : JSON.stringify(parsed.partialResponse);
     await report(parsed.progress, Buffer.from(partial));
   };
-  const timer = setInterval(() => {
-    reading = reading.then(poll).catch(() => undefined);
-  }, intervalMs);
-  return {
-    async stop() {
-      clearInterval(timer);
-      await reading;
-    },
-  };
+  return { stop: ticker.every(poll) };
 }

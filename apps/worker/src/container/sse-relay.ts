@@ -1,10 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { EventStream } from '@nvcf/queue';
 import { InferenceConnectionError } from './inference-call.ts';
+import type { SharedTicker } from './shared-ticker.ts';
 import { createSseParser } from './sse-parser.ts';
-
-/** How often a relay asks whether the client went away (one Redis read each, only while relaying). */
-const CANCEL_CHECK_MS = 250;
 
 /**
  * Relays a server's `text/event-stream` answer to the request's event stream as its events arrive (NVCF: SSE
@@ -19,20 +17,17 @@ export async function relayEvents(
   requestId: string,
   events: EventStream,
   abort: AbortController,
+  ticker: SharedTicker,
 ): Promise<'done' | 'cancelled'> {
   const parser = createSseParser();
   let cancelled = false;
-  const watch = setInterval(() => {
-    events
-      .isCancelled(requestId)
-      .then((yes) => {
-        if (!yes || abort.signal.aborted) return;
-        cancelled = true;
-        abort.abort(new Error('the client went away'));
-        body.destroy();
-      })
-      .catch(() => undefined);
-  }, CANCEL_CHECK_MS);
+  // One Redis read per tick, only while relaying.
+  const unwatch = ticker.every(async () => {
+    if (!(await events.isCancelled(requestId)) || abort.signal.aborted) return;
+    cancelled = true;
+    abort.abort(new Error('the client went away'));
+    body.destroy();
+  });
   try {
     for await (const chunk of body) {
       const batch = parser.push(chunk as Buffer);
@@ -47,7 +42,7 @@ export async function relayEvents(
     if (abort.signal.aborted) throw err;
     throw new InferenceConnectionError((err as Error).message, true, { cause: err });
   } finally {
-    clearInterval(watch);
+    await unwatch();
   }
   if (cancelled) return 'cancelled';
   const rest = parser.end();
