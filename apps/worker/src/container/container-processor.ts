@@ -115,6 +115,8 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
       () => abort.abort(new Error('the inference server did not answer in time')),
       deps.timeoutMs,
     );
+    /** The request may have reached the server: from here on, sending it again is not safe. */
+    let sent = false;
     try {
       const url = new URL(fv.inferenceUrl, server.base);
       const headers = inferenceHeaders(queued, fv, contentType, {
@@ -123,6 +125,7 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
         maxResponseBytes: deps.maxResponseBytes,
         ncaId: deps.ncaId,
       });
+      sent = true;
       let res = await callInference(url, { method: 'POST', headers, body, signal: abort.signal });
       // A server's own 202: NVCF's worker asks again with a GET on the same path until it has the answer.
       while (res.status === 202) {
@@ -149,14 +152,18 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
           throw err;
         }
         log.warn({ err: (err as Error).message }, 'inference connection error');
-        const failed = connectionErrorResult(queued.requestId);
-        // A stream that started ends with the failure as its last event.
-        if (queued.stream && streamed.has(queued.requestId)) {
-          await deps.events.append(queued.requestId, [{ data: failed.body.toString('utf8'), last: true, error: true }]);
-        }
-        return failed;
+        return endStream(queued, connectionErrorResult(queued.requestId));
       }
-      throw err;
+      // Before the request went out another attempt is safe; after, the server may have acted on it.
+      if (!sent) throw err;
+      log.error({ err }, 'failed after the request reached the inference server; not retrying');
+      const failed = problemResult(
+        'INTERNAL',
+        'Internal error while making inference request',
+        'nvcf-worker-service',
+        queued.requestId,
+      );
+      return endStream(queued, failed);
     } finally {
       streamed.delete(queued.requestId);
       clearTimeout(deadline);
@@ -165,6 +172,14 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
       await dirs.remove();
     }
   };
+
+  /** A failure as the job's answer; a stream that started ends with it as its last event. */
+  async function endStream(job: InvocationJob, failed: InvocationResult): Promise<InvocationResult> {
+    if (job.stream && streamed.has(job.requestId)) {
+      await deps.events.append(job.requestId, [{ data: failed.body.toString('utf8'), last: true, error: true }]);
+    }
+    return failed;
+  }
 
   /**
    * The server's answer as the job's result: mapped errors, a stream relayed to a streaming client (`relayed`),
