@@ -131,8 +131,10 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
       holding++;
       mostHeld = Math.max(mostHeld, holding);
       try {
-        await writeFile(`${call.gate}.entered-${reqId}`, '');
-        if (call.gate) await waitForFile(call.gate);
+        if (call.gate) {
+          await writeFile(`${call.gate}.entered-${reqId}`, '');
+          await waitForFile(call.gate);
+        }
       } finally {
         holding--;
       }
