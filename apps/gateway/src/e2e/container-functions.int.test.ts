@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { RunningWorker } from '@nvcf/worker';
 import AdmZip from 'adm-zip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
@@ -20,6 +21,7 @@ let gw: RunningGateway;
 let work: Awaited<ReturnType<typeof tempDir>>;
 let gates: Awaited<ReturnType<typeof tempDir>>;
 let echo: CreatedVersion;
+let worker: RunningWorker;
 const sickFile = () => join(gates.path, 'sick');
 
 beforeAll(async () => {
@@ -27,7 +29,7 @@ beforeAll(async () => {
   work = await tempDir('nvcf-container-work-');
   gates = await tempDir('nvcf-container-gates-');
   gw = await h.gateway({ STREAM_RESUME_GRACE_MS: '0' });
-  await h.worker({ WORKER_CONTAINER_PROCESSES: 'true', WORKER_CONTAINER_WORK_DIR: work.path });
+  worker = await h.worker({ WORKER_CONTAINER_PROCESSES: 'true', WORKER_CONTAINER_WORK_DIR: work.path });
   echo = await createFunction(gw.url, {
     name: 'echo',
     inferenceUrl: '/echo',
@@ -334,5 +336,12 @@ describe('container functions: maxRequestConcurrency', () => {
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(Math.max(...held2)).toBe(2);
     expect(await entered()).toBe(5);
+
+    // A worker that shuts down stops the servers it started.
+    const echoed = await pexec(gw.url, `/v2/nvcf/pexec/functions/${held.id}`, {}, { 'nvcf-poll-seconds': '60' });
+    const { pid } = (await echoed.json()) as { pid: number };
+    expect(alive(pid)).toBe(true);
+    await worker.close();
+    await until(async () => !alive(pid), 'the server process to stop with its worker');
   });
 });
