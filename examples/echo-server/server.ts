@@ -4,6 +4,7 @@
  *
  * Every call is `POST <inferenceUrl>` with a JSON body; `action` picks what it does:
  * - none: echoes the body, the method and path, every header it received (the `NVCF-*` ones included), its pid
+ *   and its environment
  * - `assets`: lists the files in `NVCF-ASSET-DIR` (name, size, text) and `NVCF-FUNCTION-ASSET-IDS`
  * - `large-output`: writes `<reqId>_result.json` of `bytes` bytes into `NVCF-LARGE-OUTPUT-DIR`
  * - `progress`: writes the `progress` file (42 %, a partial response), waits for the file `gate`, then answers
@@ -146,7 +147,14 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
       process.exit(1);
       return;
     default:
-      return json(res, 200, { method: req.method, path: req.url, body: call, headers: req.headers, pid: process.pid });
+      return json(res, 200, {
+        method: req.method,
+        path: req.url,
+        body: call,
+        headers: req.headers,
+        pid: process.pid,
+        env: process.env,
+      });
   }
 }
 

@@ -101,7 +101,13 @@ describe('container functions: the worker-side contract', () => {
     const res = await call({ hello: 'world' }, { 'x-client-header': 'kept', 'nvcf-function-id': 'spoofed' });
     expect(res.status).toBe(200);
     const reqId = res.headers.get('nvcf-reqid') ?? '';
-    const seen = (await res.json()) as { method: string; path: string; body: unknown; headers: Record<string, string> };
+    const seen = (await res.json()) as {
+      method: string;
+      path: string;
+      body: unknown;
+      headers: Record<string, string>;
+      env: Record<string, string>;
+    };
     expect(seen).toMatchObject({ method: 'POST', path: '/echo', body: { hello: 'world' } });
     expect(seen.headers).toMatchObject({
       'x-client-header': 'kept',
@@ -114,8 +120,22 @@ describe('container functions: the worker-side contract', () => {
       'nvcf-asset-dir': join(work.path, reqId, 'input-assets'),
       'nvcf-large-output-dir': join(work.path, reqId, 'response'),
       'nvcf-max-response-size-bytes': String(5 * 1024 * 1024),
+      'nvcf-instancetype': 'cpu.x1',
     });
     expect(seen.headers.authorization).toBeUndefined();
+    // Process mode: the function's environment, NVCF's variables and the port; nothing else of the worker's.
+    expect(seen.env).toMatchObject({
+      ECHO_SICK_FILE: sickFile(),
+      NVCF_FUNCTION_ID: echo.id,
+      NVCF_FUNCTION_VERSION_ID: echo.versionId,
+      NVCF_FUNCTION_NAME: 'echo',
+      NVCF_NCA_ID: 'self-hosted',
+      NVCF_INSTANCETYPE: 'cpu.x1',
+      PORT: expect.stringMatching(/^\d+$/),
+    });
+    // The worker's process environment (this test's: vitest marks it) stays with the worker.
+    expect(process.env.VITEST).toBeDefined();
+    expect(seen.env.VITEST).toBeUndefined();
     expect(seen.headers['nvcf-function-asset-ids']).toBeUndefined();
     // The request's directories are gone once it is answered.
     expect(existsSync(join(work.path, reqId))).toBe(false);

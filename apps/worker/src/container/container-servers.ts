@@ -1,6 +1,7 @@
 import type { ContainerSpec, FunctionVersion } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import { freePort } from './free-port.ts';
+import { deploymentMetadata } from './request-headers.ts';
 import { checkHealth } from './server-health.ts';
 import { type ServerProcess, startServerProcess } from './server-process.ts';
 
@@ -163,13 +164,15 @@ function processEnv(fv: FunctionVersion & { container: ContainerSpec }, port: nu
     if (value !== undefined) env[name] = value;
   }
   for (const { key, value } of fv.container.environment) env[key] = value;
+  const { backend, instanceType } = deploymentMetadata(fv);
   return {
     ...env,
+    ...(instanceType ? { NVCF_INSTANCETYPE: instanceType } : {}),
     NVCF_FUNCTION_ID: fv.id,
     NVCF_FUNCTION_VERSION_ID: fv.versionId,
     NVCF_FUNCTION_NAME: fv.name,
     NVCF_NCA_ID: ncaId,
-    NVCF_BACKEND: 'self-hosted',
+    NVCF_BACKEND: backend ?? 'self-hosted',
     NVCF_ENV: 'self-hosted',
     PORT: String(port),
     NVCF_INFERENCE_PORT: String(port),

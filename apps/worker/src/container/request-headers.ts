@@ -26,7 +26,7 @@ export interface RequestPlace {
 /**
  * The headers of the request to the inference server (NVCF docs: container functions, request headers): the
  * client's (minus hop-by-hop and worker-owned names, and every `NVCF-*` name, which only the worker sets) and
- * NVCF's own, as NVCF's worker sets them.
+ * NVCF's own, as NVCF's worker sets them, with the deployment's `NVCF-BACKEND` and `NVCF-INSTANCETYPE` when known.
  */
 export function inferenceHeaders(
   job: Pick<InvocationJob, 'requestId' | 'headers' | 'assetIds'>,
@@ -50,5 +50,17 @@ export function inferenceHeaders(
   out['nvcf-large-output-dir'] = place.largeOutputDir;
   out['nvcf-max-response-size-bytes'] = String(place.maxResponseBytes);
   if (job.assetIds && job.assetIds.length > 0) out['nvcf-function-asset-ids'] = job.assetIds.join(',');
+  const { backend, instanceType } = deploymentMetadata(fv);
+  if (backend) out['nvcf-backend'] = backend;
+  if (instanceType) out['nvcf-instancetype'] = instanceType;
   return out;
+}
+
+/** The deployment's `backend` and `instanceType` (NVCF's deployment metadata), where its specification names them. */
+export function deploymentMetadata(fv: FunctionVersion): { backend?: string; instanceType?: string } {
+  const spec = fv.deployment?.specifications[0];
+  return {
+    ...(typeof spec?.backend === 'string' ? { backend: spec.backend } : {}),
+    ...(typeof spec?.instanceType === 'string' ? { instanceType: spec.instanceType } : {}),
+  };
 }
