@@ -82,6 +82,54 @@ describe('functions', () => {
     expect(JSON.parse(after.stdout)).toEqual(JSON.parse(one.stdout));
   });
 
+  it('create registers a container function from flags', async () => {
+    const created = await cli([
+      'functions',
+      'create',
+      '--name',
+      'cli-echo',
+      '--container-image',
+      'nvcf/echo-server:dev',
+      '--container-args',
+      'node server.ts',
+      '--inference-url',
+      '/echo',
+      '--inference-port',
+      '8000',
+      '--health-uri',
+      '/health',
+      '--env',
+      'GREETING=a=b',
+      '--json',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const fn = JSON.parse(created.stdout) as Record<string, unknown>;
+    expect(fn).toMatchObject({
+      status: 'INACTIVE',
+      inferenceUrl: '/echo',
+      inferencePort: 8000,
+      healthUri: '/health',
+      containerImage: 'nvcf/echo-server:dev',
+      containerArgs: 'node server.ts',
+      containerEnvironment: [{ key: 'GREETING', value: 'a=b' }],
+    });
+    expect(fn.model).toBeUndefined();
+    const bad = await cli([
+      'functions',
+      'create',
+      '--name',
+      'x',
+      '--container-image',
+      'i',
+      '--inference-url',
+      '/x',
+      '--env',
+      'NOEQUALS',
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--env takes KEY=VALUE/);
+  });
+
   it('create, deploy, undeploy and delete a function from flags', async () => {
     const created = await cli(['functions', 'create', '--name', 'cli-made', '--model', 'simple/1', '--json']);
     expect(created.code, created.stderr).toBe(0);
@@ -300,6 +348,29 @@ describe('queue', () => {
 
 describe('kube worker-pool', () => {
   type Doc = { kind: string; metadata: { name: string; namespace?: string }; spec?: Record<string, unknown> };
+  it('a container function’s pool runs its server beside the worker, told its address', async () => {
+    const args = ['--container-image', 'nvcf/echo-server:dev', '--inference-url', '/echo', '--health-uri', '/health'];
+    const created = await cli([
+      'functions',
+      'create',
+      '--name',
+      'pooled-echo',
+      ...args,
+      '--inference-port',
+      '9000',
+      '--json',
+    ]);
+    const fn = JSON.parse(created.stdout) as { id: string; versionId: string };
+    expect((await cli(['deploy', fn.id, fn.versionId, '--min-instances', '0', '--max-instances', '1'])).code).toBe(0);
+    const res = await cli(['kube', 'worker-pool', '--function', fn.id]);
+    expect(res.code, res.stderr).toBe(0);
+    const deployment = (parseManifests(res.stdout) as Doc[]).find((d) => d.kind === 'Deployment');
+    const spec = JSON.stringify(deployment?.spec);
+    expect(spec).toContain('{"name":"WORKER_CONTAINER_URL","value":"http://127.0.0.1:9000"}');
+    expect(spec).toContain('"name":"inference","image":"nvcf/echo-server:dev"');
+    expect(spec).toContain('"readinessProbe":{"httpGet":{"path":"/health","port":9000}');
+  });
+
   it('a pool per deployed version: minInstances/maxInstances become the ScaledObject’s; valid Kubernetes and KEDA', async () => {
     const created = await cli(['functions', 'create', '--name', 'pooled', '--model', 'simple/1', '--json']);
     const fn = JSON.parse(created.stdout) as { id: string; versionId: string };

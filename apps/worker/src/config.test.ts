@@ -55,4 +55,22 @@ describe('worker config', () => {
       /WORKER_CONCURRENCY[\s\S]*HEARTBEAT_INTERVAL_MS/,
     );
   });
+
+  it('serves no container function unless told how; a sidecar address must be an http URL', () => {
+    expect(loadWorkerConfig({}).container).toMatchObject({ url: '', processes: false, timeoutMs: 600_000 });
+    expect(loadWorkerConfig({}).container.workDir).toMatch(/nvcf-worker$/);
+    const version = '0b6e1a8e-4a51-4c2a-9d0c-1f2e3d4c5b6a';
+    const sidecar = loadWorkerConfig({
+      WORKER_CONTAINER_URL: 'http://127.0.0.1:8000',
+      WORKER_FUNCTION_VERSIONS: version,
+      WORKER_CONTAINER_WORK_DIR: '/var/inf',
+      WORKER_CONTAINER_PROCESSES: 'true',
+    });
+    expect(sidecar.container).toMatchObject({ url: 'http://127.0.0.1:8000', workDir: '/var/inf', processes: true });
+    expect(() => loadWorkerConfig({ WORKER_CONTAINER_URL: 'http://127.0.0.1:8000' })).toThrow(
+      /WORKER_CONTAINER_URL needs WORKER_FUNCTION_VERSIONS/,
+    );
+    expect(() => loadWorkerConfig({ WORKER_CONTAINER_URL: 'https://inference:8000' })).toThrow(/WORKER_CONTAINER_URL/);
+    expect(() => loadWorkerConfig({ WORKER_CONTAINER_URL: 'inference:8000' })).toThrow(/WORKER_CONTAINER_URL/);
+  });
 });

@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseRestrictedApis, type RestrictedApis } from '@nvcf/inference-server';
 import {
   envBool,
@@ -42,46 +44,62 @@ const restrictedApis = envString('').transform((text, ctx): RestrictedApis => {
   }
 });
 
-export const WorkerEnv = z.object({
-  ...sharedEnv,
-  MODEL_REPOSITORY: envString('./model-repository'),
-  MODEL_ARCHIVE_MAX_BYTES: envInt(2 * 1024 * 1024 * 1024, 1),
-  MODEL_ARCHIVE_MAX_RATIO: envInt(200, 1),
-  ...objectStoreEnv,
-  MAX_DIRECT_RESULT_BYTES: envInt(5 * 1024 * 1024, 1),
-  STREAM_CHUNK_ROWS: envInt(16, 0),
-  RESULT_OBJECT_TTL_SECONDS: envInt(24 * 60 * 60, 1),
-  WORKER_ID: envString(''),
-  WORKER_CONCURRENCY: envInt(0, 0, 1024),
-  WORKER_FUNCTION_VERSIONS: versionIdList,
-  ORT_EXECUTION_PROVIDERS: providerList,
-  ORT_INTRA_OP_THREADS: envInt(1, 0, 256),
-  ORT_INTER_OP_THREADS: envInt(1, 0, 256),
-  WORKER_CPU_INSTANCES: envInt(0, 0, 256),
-  MAX_TENSOR_ELEMENTS: envInt(1 << 26, 1),
-  MAX_HTTP_BODY_BYTES: envInt(64 * 1024 * 1024, 1),
-  WORKER_LOCK_DURATION_MS: envInt(30_000, 500),
-  WORKER_STALLED_INTERVAL_MS: envInt(30_000, 500),
-  WORKER_MAX_STALLED_COUNT: envInt(2, 0, 100),
-  HEARTBEAT_INTERVAL_MS: envInt(2_000, 100),
-  DEPLOYMENT_SYNC_MS: envInt(5_000, 100),
-  SHUTDOWN_TIMEOUT_MS: envInt(30_000, 0),
-  NVCF_NCA_ID: envString('self-hosted'),
-  WORKER_HOST: envString('0.0.0.0'),
-  KSERVE_HTTP_PORT: envInt(8000, -1, 65535),
-  KSERVE_GRPC_PORT: envInt(8001, -1, 65535),
-  METRICS_PORT: envInt(8002, -1, 65535),
-  TRITON_V1_STRICT_READINESS: envBool(true),
-  TRITON_V1_SERVER_ID: envString('inference:0'),
-  WORKER_MODEL_CONTROL_MODE: z.preprocess(
-    (v) => (v === '' || v === undefined ? 'none' : v),
-    z.enum(MODEL_CONTROL_MODES),
-  ),
-  WORKER_RESTRICTED_API: restrictedApis,
-  WORKER_EXPOSE_FUNCTION_MODELS: envBool(false),
-  WORKER_ALLOW_CLIENT_SHM: envBool(true),
-  WORKER_GRPC_MAX_RECEIVE_BYTES: envInt(64 * 1024 * 1024, 1024, 2 ** 31 - 1),
-});
+export const WorkerEnv = z
+  .object({
+    ...sharedEnv,
+    MODEL_REPOSITORY: envString('./model-repository'),
+    MODEL_ARCHIVE_MAX_BYTES: envInt(2 * 1024 * 1024 * 1024, 1),
+    MODEL_ARCHIVE_MAX_RATIO: envInt(200, 1),
+    ...objectStoreEnv,
+    MAX_DIRECT_RESULT_BYTES: envInt(5 * 1024 * 1024, 1),
+    STREAM_CHUNK_ROWS: envInt(16, 0),
+    RESULT_OBJECT_TTL_SECONDS: envInt(24 * 60 * 60, 1),
+    WORKER_ID: envString(''),
+    WORKER_CONCURRENCY: envInt(0, 0, 1024),
+    WORKER_FUNCTION_VERSIONS: versionIdList,
+    ORT_EXECUTION_PROVIDERS: providerList,
+    ORT_INTRA_OP_THREADS: envInt(1, 0, 256),
+    ORT_INTER_OP_THREADS: envInt(1, 0, 256),
+    WORKER_CPU_INSTANCES: envInt(0, 0, 256),
+    MAX_TENSOR_ELEMENTS: envInt(1 << 26, 1),
+    MAX_HTTP_BODY_BYTES: envInt(64 * 1024 * 1024, 1),
+    WORKER_LOCK_DURATION_MS: envInt(30_000, 500),
+    WORKER_STALLED_INTERVAL_MS: envInt(30_000, 500),
+    WORKER_MAX_STALLED_COUNT: envInt(2, 0, 100),
+    HEARTBEAT_INTERVAL_MS: envInt(2_000, 100),
+    DEPLOYMENT_SYNC_MS: envInt(5_000, 100),
+    SHUTDOWN_TIMEOUT_MS: envInt(30_000, 0),
+    NVCF_NCA_ID: envString('self-hosted'),
+    WORKER_HOST: envString('0.0.0.0'),
+    KSERVE_HTTP_PORT: envInt(8000, -1, 65535),
+    KSERVE_GRPC_PORT: envInt(8001, -1, 65535),
+    METRICS_PORT: envInt(8002, -1, 65535),
+    TRITON_V1_STRICT_READINESS: envBool(true),
+    TRITON_V1_SERVER_ID: envString('inference:0'),
+    WORKER_MODEL_CONTROL_MODE: z.preprocess(
+      (v) => (v === '' || v === undefined ? 'none' : v),
+      z.enum(MODEL_CONTROL_MODES),
+    ),
+    WORKER_RESTRICTED_API: restrictedApis,
+    WORKER_EXPOSE_FUNCTION_MODELS: envBool(false),
+    WORKER_ALLOW_CLIENT_SHM: envBool(true),
+    WORKER_GRPC_MAX_RECEIVE_BYTES: envInt(64 * 1024 * 1024, 1024, 2 ** 31 - 1),
+    WORKER_CONTAINER_URL: envString('').pipe(z.union([z.literal(''), z.url({ protocol: /^http$/ })])),
+    WORKER_CONTAINER_PROCESSES: envBool(false),
+    WORKER_CONTAINER_WORK_DIR: envString(''),
+    WORKER_CONTAINER_TIMEOUT_MS: envInt(10 * 60 * 1000, 1),
+  })
+  .superRefine((env, ctx) => {
+    // A sidecar serves the versions deployed to its server; without the list it would send other functions'
+    // requests to a server whose health check happens to pass.
+    if (env.WORKER_CONTAINER_URL && env.WORKER_FUNCTION_VERSIONS.length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WORKER_FUNCTION_VERSIONS'],
+        message: 'WORKER_CONTAINER_URL needs WORKER_FUNCTION_VERSIONS: the function versions deployed to that server',
+      });
+    }
+  });
 export type WorkerEnv = z.infer<typeof WorkerEnv>;
 
 export interface WorkerConfig {
@@ -143,6 +161,17 @@ export interface WorkerConfig {
   allowClientShm: boolean;
   /** Largest gRPC message the worker accepts. */
   grpcMaxReceiveBytes: number;
+  /** Container functions (docs in the README's container functions section). */
+  container: {
+    /** Sidecar mode: the inference server beside this worker ('' : none). */
+    url: string;
+    /** Process mode: the worker runs each deployed container version's `containerArgs` as a child process. */
+    processes: boolean;
+    /** Holds each request's asset and large-output directories (shared with a sidecar at the same path). */
+    workDir: string;
+    /** A request to the inference server (its whole answer, a 202's polls included) fails after this long. */
+    timeoutMs: number;
+  };
 }
 
 export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
@@ -186,6 +215,12 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     exposeFunctionModels: env.WORKER_EXPOSE_FUNCTION_MODELS,
     allowClientShm: env.WORKER_ALLOW_CLIENT_SHM,
     grpcMaxReceiveBytes: env.WORKER_GRPC_MAX_RECEIVE_BYTES,
+    container: {
+      url: env.WORKER_CONTAINER_URL,
+      processes: env.WORKER_CONTAINER_PROCESSES,
+      workDir: env.WORKER_CONTAINER_WORK_DIR || join(tmpdir(), 'nvcf-worker'),
+      timeoutMs: env.WORKER_CONTAINER_TIMEOUT_MS,
+    },
   };
 }
 

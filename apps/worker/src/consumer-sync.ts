@@ -1,6 +1,8 @@
 import type { InferenceCore } from '@nvcf/inference-server';
 import {
+  type ContainerSpec,
   createInvocationConsumer,
+  type FunctionModelSpec,
   type FunctionRegistry,
   type FunctionVersion,
   type InvocationConsumer,
@@ -11,6 +13,9 @@ import {
 import type { Logger } from '@nvcf/service-kit';
 import { isFunctionModelName } from '@nvcf/storage';
 import type { WorkerConfig } from './config.ts';
+import { createContainerProcessor } from './container/container-processor.ts';
+import type { ContainerServers } from './container/container-servers.ts';
+import { createSharedTicker } from './container/shared-ticker.ts';
 import type { createFunctionModelLoader } from './function-models.ts';
 import { modelConcurrency } from './functions/model-capacity.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
@@ -38,7 +43,14 @@ export interface ConsumerSyncDeps {
   largeResults: ProcessorDeps['largeResults'];
   events: ProcessorDeps['events'];
   objects: ProcessorDeps['objects'];
+  /** The inference servers of container functions (sidecar or processes). */
+  containers: ContainerServers;
 }
+
+type ModelVersion = FunctionVersion & { model: FunctionModelSpec };
+type ContainerVersion = FunctionVersion & { container: ContainerSpec };
+const isContainer = (fv: FunctionVersion): fv is ContainerVersion => fv.container !== undefined;
+const isModel = (fv: FunctionVersion): fv is ModelVersion => fv.model !== undefined;
 
 const modelKey = (name: string, version: string) => `${name}\u0000${version}`;
 
@@ -51,6 +63,10 @@ const modelKey = (name: string, version: string) => `${name}\u0000${version}`;
  *
  * A consumer's concurrency follows its model (model-capacity.ts), raised to the deployment's
  * `maxRequestConcurrency` when that asks for more; `WORKER_CONCURRENCY` > 0 fixes it instead.
+ *
+ * A container function's version is consumed while its inference server (a sidecar, or a process this worker
+ * runs) answers its health check, so its heartbeat, and its ACTIVE status, follow health; its concurrency is
+ * the deployment's `maxRequestConcurrency`, the requests in flight to one server instance.
  */
 export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
   const { core, registry, config, log } = deps;
@@ -58,17 +74,37 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
   /** This worker's own queue per sequence-model version: the requests of the sequences it owns. */
   const ownQueues = new Map<string, InvocationConsumer>();
   const only = new Set(config.functionVersionIds);
+  /** Container requests' progress files and streaming clients, checked on one timer (every 200 ms while any). */
+  const ticker = createSharedTicker(200);
   /** `WORKER_FUNCTION_VERSIONS`: a pool serving listed versions only (empty: every version). */
   const serves = (versionId: string) => only.size === 0 || only.has(versionId);
 
   const concurrencyFor = (fv: FunctionVersion): number => {
+    if (!isModel(fv)) return fv.deployment?.maxRequestConcurrency ?? 1;
     if (config.concurrency > 0) return config.concurrency;
     const model = modelConcurrency(core.modelConfig(fv.model.name, fv.model.version));
     return Math.max(model, fv.deployment?.maxRequestConcurrency ?? 1);
   };
 
-  const start = (fv: FunctionVersion, concurrency: number) => {
-    const processor = createInvocationProcessor({
+  const processorFor = (fv: FunctionVersion) => {
+    if (isContainer(fv)) {
+      return createContainerProcessor({
+        fv,
+        server: () => deps.containers.instance(fv.versionId),
+        store: deps.store,
+        events: deps.events,
+        objects: deps.objects,
+        largeResults: deps.largeResults,
+        logger: log,
+        workDir: config.container.workDir,
+        timeoutMs: config.container.timeoutMs,
+        maxResponseBytes: config.maxDirectResultBytes,
+        ncaId: config.ncaId,
+        ticker,
+      });
+    }
+    if (!isModel(fv)) throw new Error(`function version ${fv.versionId} has neither a model nor a container`);
+    return createInvocationProcessor({
       store: deps.store,
       core,
       model: { name: fv.model.name, version: fv.model.version },
@@ -79,6 +115,10 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
       objects: deps.objects,
       streamChunkRows: config.streamChunkRows,
     });
+  };
+
+  const start = (fv: FunctionVersion, concurrency: number) => {
+    const processor = processorFor(fv);
     const options = {
       concurrency,
       workerId: config.workerId,
@@ -99,13 +139,19 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
     const consumer = createInvocationConsumer(queueDeps, fv.versionId, processor, options);
     consumer.on('error', (err) => log.error({ err, versionId: fv.versionId }, 'consumer error'));
     consumers.set(fv.versionId, consumer);
-    if (fv.model.sequence) {
+    if (fv.model?.sequence) {
       const own = createInvocationConsumer(queueDeps, fv.versionId, processor, { ...options, ownQueue: true });
       own.on('error', (err) => log.error({ err, versionId: fv.versionId, ownQueue: true }, 'consumer error'));
       ownQueues.set(fv.versionId, own);
     }
     log.info(
-      { function: fv.name, functionId: fv.id, versionId: fv.versionId, model: fv.model.name, concurrency },
+      {
+        function: fv.name,
+        functionId: fv.id,
+        versionId: fv.versionId,
+        ...(fv.model ? { model: fv.model.name } : { container: fv.container?.image }),
+        concurrency,
+      },
       'serving',
     );
   };
@@ -131,9 +177,14 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
       }
       const wanted = new Map<string, FunctionVersion>();
       const versions = await registry.list();
+      const containers = versions.filter((fv) => isContainer(fv) && fv.deployment && serves(fv.versionId));
+      await deps.containers.want(containers.filter(isContainer));
+      for (const fv of containers) {
+        if (deps.containers.instance(fv.versionId)?.healthy) wanted.set(fv.versionId, fv);
+      }
       for (const fv of versions) {
         // Before the model is fetched: a worker pool never downloads the models of versions it does not serve.
-        if (!fv.deployment || !serves(fv.versionId)) continue;
+        if (!fv.deployment || !serves(fv.versionId) || !isModel(fv)) continue;
         const key = modelKey(fv.model.name, fv.model.version);
         if (!here.has(key) && isFunctionModelName(fv.model.name) && (await deps.functionModels.ensure(fv)))
           here.add(key);
@@ -153,18 +204,20 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
         if (wanted.has(versionId)) continue;
         consumers.delete(versionId);
         await registry.removeWorker(config.workerId, [versionId]);
-        log.info({ versionId }, 'no longer serving (undeployed, deleted or model unloaded)');
+        log.info({ versionId }, 'no longer serving (undeployed, deleted, model unloaded or server unhealthy)');
         const own = ownQueues.get(versionId);
         ownQueues.delete(versionId);
         // Graceful: the version's in-flight jobs finish.
         await Promise.all([consumer.close(), own?.close()]);
       }
       // After the consumers stopped: a deleted version's own model is unloaded and removed from disk.
-      await deps.functionModels.prune(new Set(versions.map((fv) => fv.model.name)));
+      await deps.functionModels.prune(new Set(versions.flatMap((fv) => (fv.model ? [fv.model.name] : []))));
       await Promise.all([...consumers.values(), ...ownQueues.values()].map((c) => c.waitUntilReady()));
     },
     async close(force = false) {
       await Promise.all([...consumers.values(), ...ownQueues.values()].map((c) => c.close(force)));
+      // After the consumers: their in-flight requests were still talking to these servers.
+      await deps.containers.close();
     },
   };
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { InferenceCore } from '@nvcf/inference-server';
 import { modelConfigToText, parseModelConfigText } from '@nvcf/models';
-import type { FunctionVersion } from '@nvcf/queue';
+import type { FunctionModelSpec, FunctionVersion } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import {
   extractModelArchive,
@@ -34,7 +34,7 @@ export interface FunctionModelLoaderDeps {
 export function createFunctionModelLoader(deps: FunctionModelLoaderDeps) {
   const failed = new Map<string, string>();
   return {
-    async ensure(fv: FunctionVersion): Promise<boolean> {
+    async ensure(fv: FunctionVersion & { model: FunctionModelSpec }): Promise<boolean> {
       const name = fv.model.name;
       if (deps.core.isModelReady(name)) return true;
       if (failed.has(name)) return false;

@@ -14,10 +14,19 @@ export function createLargeResultStore(deps: {
   ttlSeconds: number;
 }) {
   return {
-    async settle(requestId: string, result: InvocationResult): Promise<InvocationResult> {
-      if (result.status >= 300 || result.body.length <= deps.maxDirectBytes) return result;
+    /**
+     * `artefacts`: the files a container function wrote to its large-output dir (NVCF worker: any such file
+     * makes the answer a zip, beside `<reqId>.response`, at their paths relative to that dir).
+     */
+    async settle(
+      requestId: string,
+      result: InvocationResult,
+      artefacts: readonly { name: string; body: Buffer }[] = [],
+    ): Promise<InvocationResult> {
+      if (result.status >= 300 || (result.body.length <= deps.maxDirectBytes && artefacts.length === 0)) return result;
       const zip = new AdmZip();
       zip.addFile(`${requestId}.response`, result.body);
+      for (const file of artefacts) zip.addFile(file.name, file.body);
       const key = resultObjectKey(requestId);
       await deps.objects.put(key, zip.toBuffer(), { contentType: 'application/zip' });
       await deps.index.track(key, deps.ttlSeconds);

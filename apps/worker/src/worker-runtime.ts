@@ -11,6 +11,7 @@ import { createLogger, type Logger } from '@nvcf/service-kit';
 import { openObjectStore } from '@nvcf/storage';
 import type { WorkerConfig } from './config.ts';
 import { createConsumerSync } from './consumer-sync.ts';
+import { createContainerServers } from './container/container-servers.ts';
 import { createFunctionModelLoader, removeUnreferencedFunctionModels } from './function-models.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { startInferenceSurfaces } from './inference-surfaces.ts';
@@ -46,7 +47,13 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
   // unload it, but it would be served until then). Without Redis yet, that first sync does it.
   await registry
     .list()
-    .then((fvs) => removeUnreferencedFunctionModels(config.modelRepository, new Set(fvs.map((f) => f.model.name)), log))
+    .then((fvs) =>
+      removeUnreferencedFunctionModels(
+        config.modelRepository,
+        new Set(fvs.flatMap((f) => (f.model ? [f.model.name] : []))),
+        log,
+      ),
+    )
     .catch((err: unknown) => log.warn({ err }, 'could not look for deleted function models before loading'));
   const core = await startInferenceCore(config, log);
 
@@ -69,6 +76,15 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     functionModels,
     events: createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds }),
     objects,
+    containers: createContainerServers({
+      url: config.container.url,
+      processes: config.container.processes,
+      intervalMs: config.heartbeatIntervalMs,
+      ncaId: config.ncaId,
+      log,
+      // A server's health decides whether its version is consumed (and heartbeated): re-sync at once.
+      onChange: () => void resync(),
+    }),
     largeResults: createLargeResultStore({
       objects,
       index: createResultObjectIndex(redis, keys),

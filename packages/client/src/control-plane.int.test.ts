@@ -88,7 +88,7 @@ describe('functions', () => {
       inferencePort: 8000,
       activeInstances: [],
     });
-    expect(fn.model.inputs).toEqual([
+    expect(fn.model?.inputs).toEqual([
       { name: 'INPUT0', datatype: 'INT32', shape: [-1, 16] },
       { name: 'INPUT1', datatype: 'INT32', shape: [-1, 16] },
     ]);

@@ -48,7 +48,10 @@ export interface CreateFunctionRequest {
   helmChartServiceName?: string;
   containerArgs?: string;
   containerEnvironment?: KeyValue[];
-  /** Optional in NVCF's schema, but the ONNX gateway needs `models[0]`: the model the function serves. */
+  /**
+   * A model function's ONNX model, `models[0]`; without `models`, a `containerImage` makes a container function
+   * (an HTTP server beside a worker: README "Container functions").
+   */
   models?: ModelReference[];
   resources?: ModelReference[];
   /** Default `CUSTOM`. */
@@ -116,8 +119,11 @@ export interface FunctionDto {
   tags: string[];
   /** The live workers serving this version. */
   activeInstances: FunctionInstance[];
-  /** Not in NVCF's DTO: the model's inputs and outputs, what a caller needs to build a KServe V2 request body. */
-  model: {
+  /**
+   * Not in NVCF's DTO: the model's inputs and outputs, what a caller needs to build a KServe V2 request body
+   * (absent for a container function).
+   */
+  model?: {
     name: string;
     version: string;
     platform: string;

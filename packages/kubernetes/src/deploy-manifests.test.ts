@@ -13,7 +13,7 @@ import { type Manifest, parseManifests } from './manifest-models.ts';
 import { CONFIG_MAP, NAMESPACE, SCALER_SECRET, SCALER_SECRET_KEY, SECRET, TRIGGER_AUTHENTICATION } from './names.ts';
 import { kustomize } from './testing/kustomize.ts';
 import { workerDeployment } from './worker-deployment.ts';
-import { EXAMPLE_POOL, EXAMPLE_POOL_FILE } from './worker-pool-example.ts';
+import { EXAMPLE_CONTAINER_POOL_FILE, EXAMPLE_POOL, EXAMPLE_POOL_FILE } from './worker-pool-example.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 const deployDir = resolve(root, 'deploy/kubernetes');
@@ -76,7 +76,11 @@ beforeAll(async () => {
   for (const overlay of OVERLAYS) {
     rendered.set(overlay, parseManifests(await kustomize(resolve(deployDir, 'overlays', overlay))));
   }
-  examplePool = parseManifests(await readFile(EXAMPLE_POOL_FILE, 'utf8'));
+  // Both example pools: a model function's, and a container function's (sidecar pods).
+  examplePool = [
+    ...parseManifests(await readFile(EXAMPLE_POOL_FILE, 'utf8')),
+    ...parseManifests(await readFile(EXAMPLE_CONTAINER_POOL_FILE, 'utf8')),
+  ];
   exampleSecret = envFile(await readFile(resolve(deployDir, 'secrets.env.example'), 'utf8'));
 });
 
@@ -150,7 +154,9 @@ describe.each(OVERLAYS)('overlays/%s', (overlay) => {
       const [cmd, seconds] = c?.lifecycle?.preStop?.exec?.command ?? [];
       expect(cmd).toBe('sleep');
       expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(Number(seconds) + drainSeconds);
-      expect(c?.ports?.map((p) => p.containerPort)).toEqual([8000, 8001, 8002]);
+      // Beside an inference container the worker's port moves to 8010, leaving 8000 to the server.
+      const sidecar = pod.containers.some((other) => other.name === 'inference');
+      expect(c?.ports?.map((p) => p.containerPort)).toEqual(sidecar ? [8010] : [8000, 8001, 8002]);
     }
   });
 
@@ -241,7 +247,8 @@ describe.each(OVERLAYS)('overlays/%s', (overlay) => {
     const workerReads = new Set(Object.keys(WorkerEnv.shape));
     for (const w of [...workloads(all), ...workloads(examplePool)]) {
       for (const c of w.spec.template.spec.containers) {
-        if (c.name === 'redis') continue;
+        // Not ours: Redis, and a container function's own server.
+        if (c.name === 'redis' || c.name === 'inference') continue;
         const env = containerEnv(c, config);
         const reads = c.name === 'gateway' ? gatewayReads : workerReads;
         for (const name of Object.keys(env)) expect(reads, `${w.metadata.name} sets ${name}`).toContain(name);
@@ -250,7 +257,10 @@ describe.each(OVERLAYS)('overlays/%s', (overlay) => {
         } else {
           expect(c.name).toBe('worker');
           const parsed = loadWorkerConfig(env);
-          expect(parsed).toMatchObject({ httpPort: 8000, grpcPort: 8001, metricsPort: 8002, workerId: 'pod-name' });
+          const ports = parsed.container.url
+            ? { httpPort: 8010, grpcPort: -1, metricsPort: -1 }
+            : { httpPort: 8000, grpcPort: 8001, metricsPort: 8002 };
+          expect(parsed).toMatchObject({ ...ports, workerId: 'pod-name' });
           const pool = w.metadata.labels?.['nvcf-function-version-id'];
           expect(parsed.functionVersionIds).toEqual(pool ? [pool] : []);
         }

@@ -25,22 +25,61 @@ export interface WorkerDeploymentOptions {
   /** Extra labels on the Deployment and its pods. */
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** A container function's inference server, run beside the worker in each pod (sidecar mode). */
+  inference?: InferenceContainer;
 }
 
+/** A container function's server as its FunctionDto describes it (NVCF container fields). */
+export interface InferenceContainer {
+  image: string;
+  /** `containerArgs`: run with `sh -c` as the container's command (as the worker's process mode runs it). */
+  command?: string;
+  env?: readonly { key: string; value: string }[];
+  /** `inferencePort`. */
+  port: number;
+  /** `healthUri` / `health.uri`, on `healthPort` (default: `port`). */
+  healthPath: string;
+  healthPort?: number;
+}
+
+/**
+ * In a pod with an inference container, the worker's own HTTP port moves to 8010 (one of the ports NVCF reserves
+ * for its worker, NVCF docs: container functions) so the server may listen on 8000, as Triton and NIMs do; the
+ * worker's gRPC and metrics ports are off.
+ */
+export const SIDECAR_WORKER_HTTP_PORT = 8010;
+/** Where both containers see each request's asset and large-output directories (NVCF: under `/var/inf`). */
+export const INFERENCE_WORK_DIR = '/var/inf';
+const WORK_VOLUME = 'nvcf-inference-work';
+
 const secretEnv = (name: string): IEnvVar => ({ name, valueFrom: { secretKeyRef: { name: SECRET, key: name } } });
+
+/** The worker's settings that make it the sidecar of the pod's inference container. */
+function sidecarEnv(inference: InferenceContainer): IEnvVar[] {
+  return [
+    { name: 'WORKER_CONTAINER_URL', value: `http://127.0.0.1:${inference.port}` },
+    { name: 'WORKER_CONTAINER_WORK_DIR', value: INFERENCE_WORK_DIR },
+    { name: 'KSERVE_HTTP_PORT', value: String(SIDECAR_WORKER_HTTP_PORT) },
+    { name: 'KSERVE_GRPC_PORT', value: '-1' },
+    { name: 'METRICS_PORT', value: '-1' },
+  ];
+}
 
 function workerContainer(opts: WorkerDeploymentOptions): IContainer {
   const versions = opts.functionVersionIds ?? [];
   const gpu = { 'nvidia.com/gpu': '1' };
+  const { inference } = opts;
   return {
     name: 'worker',
     image: opts.image ?? (opts.gpu ? IMAGES.workerGpu : IMAGES.worker),
     imagePullPolicy: 'IfNotPresent',
-    ports: [
-      { name: 'http', containerPort: WORKER_PORTS.http },
-      { name: 'grpc', containerPort: WORKER_PORTS.grpc },
-      { name: 'metrics', containerPort: WORKER_PORTS.metrics },
-    ],
+    ports: inference
+      ? [{ name: 'http', containerPort: SIDECAR_WORKER_HTTP_PORT }]
+      : [
+          { name: 'http', containerPort: WORKER_PORTS.http },
+          { name: 'grpc', containerPort: WORKER_PORTS.grpc },
+          { name: 'metrics', containerPort: WORKER_PORTS.metrics },
+        ],
     envFrom: [{ configMapRef: { name: CONFIG_MAP } }],
     env: [
       // The pod's name: what `activeInstances` shows, and the name of the worker's own sequence queues.
@@ -50,7 +89,9 @@ function workerContainer(opts: WorkerDeploymentOptions): IContainer {
       secretEnv('S3_SECRET_ACCESS_KEY'),
       { name: 'ORT_EXECUTION_PROVIDERS', value: opts.gpu ? 'cuda,cpu' : 'cpu' },
       ...(versions.length > 0 ? [{ name: 'WORKER_FUNCTION_VERSIONS', value: versions.join(',') }] : []),
+      ...(inference ? sidecarEnv(inference) : []),
     ],
+    ...(inference ? { volumeMounts: [{ name: WORK_VOLUME, mountPath: INFERENCE_WORK_DIR }] } : {}),
     resources: opts.gpu
       ? { requests: { cpu: '1', memory: '4Gi', ...gpu }, limits: { memory: '8Gi', ...gpu } }
       : { requests: { cpu: '1', memory: '2Gi' }, limits: { memory: '4Gi' } },
@@ -68,6 +109,31 @@ function workerContainer(opts: WorkerDeploymentOptions): IContainer {
   };
 }
 
+/**
+ * The function's own server. Its readiness follows its health check (the worker checks the same URI before it
+ * serves the version); NVCF requires inference containers not to run as root.
+ */
+function inferenceContainer(inference: InferenceContainer): IContainer {
+  return {
+    name: 'inference',
+    image: inference.image,
+    imagePullPolicy: 'IfNotPresent',
+    ...(inference.command ? { command: ['sh', '-c', inference.command] } : {}),
+    ports: [{ name: 'inference', containerPort: inference.port }],
+    env: [
+      ...(inference.env ?? []).map(({ key, value }) => ({ name: key, value })),
+      { name: 'PORT', value: String(inference.port) },
+    ],
+    readinessProbe: {
+      httpGet: { path: inference.healthPath, port: inference.healthPort ?? inference.port },
+      periodSeconds: 5,
+      failureThreshold: 2,
+    },
+    volumeMounts: [{ name: WORK_VOLUME, mountPath: INFERENCE_WORK_DIR }],
+    securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+  };
+}
+
 function workerPodSpec(opts: WorkerDeploymentOptions): IPodSpec {
   return {
     // Service links would put e.g. WORKER_PORT=tcp://… into the environment, where the apps read their settings
@@ -75,7 +141,8 @@ function workerPodSpec(opts: WorkerDeploymentOptions): IPodSpec {
     enableServiceLinks: false,
     // SIGTERM drains: the worker stops taking jobs and waits up to SHUTDOWN_TIMEOUT_MS for the running ones.
     terminationGracePeriodSeconds: WORKER_TERMINATION_GRACE_SECONDS,
-    containers: [workerContainer(opts)],
+    containers: opts.inference ? [workerContainer(opts), inferenceContainer(opts.inference)] : [workerContainer(opts)],
+    ...(opts.inference ? { volumes: [{ name: WORK_VOLUME, emptyDir: {} }] } : {}),
     ...(opts.gpu ? { tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }] } : {}),
   };
 }

@@ -1,6 +1,6 @@
 /**
- * deploy/kubernetes/examples/worker-pool.yaml is this pool as `nvcf kube worker-pool` prints it (a test holds
- * them equal). After changing the builders: pnpm --filter @nvcf/kubernetes example
+ * deploy/kubernetes/examples/worker-pool.yaml and container-pool.yaml are these pools as `nvcf kube worker-pool`
+ * prints them (a test holds them equal). After changing the builders: pnpm --filter @nvcf/kubernetes example
  */
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -18,7 +18,22 @@ export const EXAMPLE_POOL: WorkerPoolOptions = {
   specifications: [{ gpu: 'L40S', minInstances: 0, maxInstances: 4, maxRequestConcurrency: 2 }],
 };
 
+export const EXAMPLE_CONTAINER_POOL_FILE = resolve(
+  import.meta.dirname,
+  '../../../deploy/kubernetes/examples/container-pool.yaml',
+);
+
+/** A container function (examples/echo-server as its image) in sidecar pods, 1 to 2, four requests per server. */
+export const EXAMPLE_CONTAINER_POOL: WorkerPoolOptions = {
+  functionId: '5c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f',
+  versionId: '6d2e3f4a-5b6c-4d7e-8f9a-0b1c2d3e4f5a',
+  functionName: 'echo',
+  specifications: [{ gpu: 'CPU', minInstances: 1, maxInstances: 2, maxRequestConcurrency: 4 }],
+  inference: { image: 'nvcf/echo-server:dev', port: 8000, healthPath: '/health' },
+};
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   await writeFile(EXAMPLE_POOL_FILE, workerPoolsYaml([EXAMPLE_POOL]));
-  console.log(`wrote ${EXAMPLE_POOL_FILE}`);
+  await writeFile(EXAMPLE_CONTAINER_POOL_FILE, workerPoolsYaml([EXAMPLE_CONTAINER_POOL]));
+  console.log(`wrote ${EXAMPLE_POOL_FILE} and ${EXAMPLE_CONTAINER_POOL_FILE}`);
 }

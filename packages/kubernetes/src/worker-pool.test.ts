@@ -2,15 +2,24 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parseManifests, validateManifest } from './manifest-models.ts';
 import { poolScaling, workerPool, workerPoolsYaml } from './worker-pool.ts';
-import { EXAMPLE_POOL, EXAMPLE_POOL_FILE } from './worker-pool-example.ts';
+import {
+  EXAMPLE_CONTAINER_POOL,
+  EXAMPLE_CONTAINER_POOL_FILE,
+  EXAMPLE_POOL,
+  EXAMPLE_POOL_FILE,
+} from './worker-pool-example.ts';
 
 const functionId = '0b6e1a8e-4a51-4c2a-9d0c-1f2e3d4c5b6a';
 const versionId = 'f0e1d2c3-b4a5-4697-8877-665544332211';
 
 type Container = {
+  name: string;
   env: { name: string; value?: string }[];
   resources: { requests: Record<string, string>; limits: Record<string, string> };
   image: string;
+  ports?: { name: string; containerPort: number }[];
+  readinessProbe?: { httpGet: { path: string; port: number | string } };
+  volumeMounts?: { name: string; mountPath: string }[];
 };
 type Doc = ReturnType<typeof parseManifests>[number] & {
   spec: {
@@ -18,7 +27,7 @@ type Doc = ReturnType<typeof parseManifests>[number] & {
     maxReplicaCount?: number;
     scaleTargetRef?: { name: string };
     triggers?: { type: string; metadata: Record<string, string>; authenticationRef: { name: string } }[];
-    template?: { spec: { containers: Container[] } };
+    template?: { spec: { containers: Container[]; volumes?: { name: string; emptyDir: object }[] } };
     secretTargetRef?: { parameter: string; name: string; key: string }[];
   };
 };
@@ -119,6 +128,59 @@ describe('deploymentSpecifications → a worker pool', () => {
     // After changing the builders: pnpm --filter @nvcf/kubernetes example
     expect(await readFile(EXAMPLE_POOL_FILE, 'utf8')).toBe(expected);
     expect(byKind(docs(expected), 'ScaledObject')[0]?.spec.minReplicaCount).toBe(0);
+  });
+});
+
+describe('a container function → sidecar pods', () => {
+  it('runs the inference container beside the worker, which is told its address and shares the work dir', async () => {
+    const expected = workerPoolsYaml([EXAMPLE_CONTAINER_POOL]);
+    // After changing the builders: pnpm --filter @nvcf/kubernetes example
+    expect(await readFile(EXAMPLE_CONTAINER_POOL_FILE, 'utf8')).toBe(expected);
+    const all = docs(expected);
+    for (const d of all) validateManifest(d);
+    const [deployment] = byKind(all, 'Deployment');
+    const pod = deployment?.spec.template?.spec ?? { containers: [] };
+    const [worker, inference] = pod.containers;
+    expect(pod.containers.map((c) => c.name)).toEqual(['worker', 'inference']);
+    const env = Object.fromEntries((worker?.env ?? []).map((e) => [e.name, e.value]));
+    expect(env).toMatchObject({
+      WORKER_CONTAINER_URL: 'http://127.0.0.1:8000',
+      WORKER_CONTAINER_WORK_DIR: '/var/inf',
+      WORKER_FUNCTION_VERSIONS: EXAMPLE_CONTAINER_POOL.versionId,
+      KSERVE_HTTP_PORT: '8010',
+      KSERVE_GRPC_PORT: '-1',
+      METRICS_PORT: '-1',
+    });
+    // The worker's probes still reach its own HTTP port, moved off the server's 8000.
+    expect(worker?.ports).toEqual([{ name: 'http', containerPort: 8010 }]);
+    expect(inference).toMatchObject({
+      image: 'nvcf/echo-server:dev',
+      ports: [{ name: 'inference', containerPort: 8000 }],
+      readinessProbe: { httpGet: { path: '/health', port: 8000 } },
+    });
+    expect(worker?.volumeMounts).toEqual(inference?.volumeMounts);
+    expect(pod.volumes).toEqual([{ name: worker?.volumeMounts?.[0]?.name, emptyDir: {} }]);
+  });
+
+  it("runs containerArgs as the container's command, with its environment", () => {
+    const [, deployment] = workerPool({
+      ...EXAMPLE_CONTAINER_POOL,
+      inference: {
+        image: 'img',
+        command: 'python serve.py --port $PORT',
+        env: [{ key: 'MODE', value: 'fast' }],
+        port: 9000,
+        healthPath: '/ready',
+        healthPort: 9001,
+      },
+    });
+    const inference = deployment.spec?.template.spec?.containers[1];
+    expect(inference?.command).toEqual(['sh', '-c', 'python serve.py --port $PORT']);
+    expect(inference?.env).toEqual([
+      { name: 'MODE', value: 'fast' },
+      { name: 'PORT', value: '9000' },
+    ]);
+    expect(inference?.readinessProbe?.httpGet).toEqual({ path: '/ready', port: 9001 });
   });
 });
 

@@ -9,7 +9,7 @@ import {
   SCALER_SECRET_KEY,
   TRIGGER_AUTHENTICATION,
 } from './names.ts';
-import { workerDeployment } from './worker-deployment.ts';
+import { type InferenceContainer, workerDeployment } from './worker-deployment.ts';
 
 /** What a version's deployment says about its instances (NVCF DeploymentSpecification). */
 export interface InstanceSpecification {
@@ -30,6 +30,8 @@ export interface WorkerPoolOptions {
   gatewayUrl?: string;
   image?: string;
   gpuImage?: string;
+  /** A container function: its server runs in each worker pod, beside the worker (sidecar mode). */
+  inference?: InferenceContainer;
 }
 
 /** The autoscaling a pool gets from its version's deployment. */
@@ -86,6 +88,7 @@ export function workerPool(opts: WorkerPoolOptions): [TriggerAuthentication, Dep
     functionVersionIds: [opts.versionId],
     labels,
     annotations: { 'nvcf-function-name': opts.functionName },
+    ...(opts.inference ? { inference: opts.inference } : {}),
   });
   const queueUrl =
     `${opts.gatewayUrl ?? defaultGatewayUrl(namespace)}` +
@@ -138,7 +141,8 @@ export function workerPoolsYaml(pools: readonly WorkerPoolOptions[]): string {
   const lines = pools.map((pool) => {
     const s = poolScaling(pool.specifications);
     return (
-      `${JSON.stringify(pool.functionName)} version ${pool.versionId}: ${s.gpu ? 'GPU' : 'CPU'} workers, ` +
+      `${JSON.stringify(pool.functionName)} version ${pool.versionId}: ${s.gpu ? 'GPU' : 'CPU'} workers` +
+      `${pool.inference ? ` beside ${pool.inference.image}` : ''}, ` +
       `${s.minReplicas} to ${s.maxReplicas}, one per ${s.pendingPerReplica} pending request(s)`
     );
   });

@@ -6,7 +6,7 @@ export interface StreamEvent {
   /** Redis Stream id: readers resume after the last one they saw. */
   id: string;
   data: string;
-  /** The function finished: nothing follows. */
+  /** The function finished: nothing follows. An empty last event is only that mark (it is not sent). */
   last: boolean;
   /** The function failed after its stream had started: `data` is its problem+json (`event: error`). */
   error: boolean;

@@ -5,7 +5,47 @@ import type { RedisClient } from './redis-connection.ts';
 
 const TensorSpecSchema = z.object({ name: z.string(), datatype: z.enum(DATATYPES), shape: z.array(z.number().int()) });
 
-/** One function version as stored in Redis: the NVCF FunctionDto fields we own plus its model. */
+/**
+ * What a container function's inference server is (NVCF API reference: CreateFunctionRequest's container
+ * fields), as the worker needs it: the command a process-mode worker runs, its environment, and where its
+ * health check answers. The server's address is the worker's to know (a sidecar's, or a process it started).
+ */
+export const ContainerSpec = z.object({
+  image: z.string(),
+  /** The command (process mode) or the container's arguments, as given. */
+  args: z.string().optional(),
+  environment: z.array(z.object({ key: z.string(), value: z.string() })).default([]),
+  /** The port the server listens on (a sidecar's; a process is given a free one). */
+  inferencePort: z.number().int().min(1).max(65535).optional(),
+  health: z.object({
+    uri: z.string(),
+    /** A port of its own (a sidecar's); absent: the inference port. */
+    port: z.number().int().min(1).max(65535).optional(),
+    timeoutMs: z.number().int().min(1),
+    expectedStatusCode: z.number().int().min(100).max(599),
+  }),
+});
+export type ContainerSpec = z.infer<typeof ContainerSpec>;
+
+/** The ONNX model a model function serves. */
+export const FunctionModelSpec = z.object({
+  name: z.string(),
+  version: z.string(),
+  platform: z.string(),
+  inputs: z.array(TensorSpecSchema),
+  outputs: z.array(TensorSpecSchema),
+  /**
+   * The model's config has sequence batching: a sequence's requests are routed to one worker (the one holding
+   * its state), through that worker's own queue for the version.
+   */
+  sequence: z.boolean().optional(),
+});
+export type FunctionModelSpec = z.infer<typeof FunctionModelSpec>;
+
+/**
+ * One function version as stored in Redis: the NVCF FunctionDto fields we own plus what serves it, either an
+ * ONNX `model` the worker runs itself or a `container`, an HTTP inference server the worker forwards to.
+ */
 export const FunctionVersion = z.object({
   id: z.uuid(),
   versionId: z.uuid(),
@@ -29,18 +69,8 @@ export const FunctionVersion = z.object({
       specifications: z.array(z.record(z.string(), z.unknown())).default([]),
     })
     .nullable(),
-  model: z.object({
-    name: z.string(),
-    version: z.string(),
-    platform: z.string(),
-    inputs: z.array(TensorSpecSchema),
-    outputs: z.array(TensorSpecSchema),
-    /**
-     * The model's config has sequence batching: a sequence's requests are routed to one worker (the one holding
-     * its state), through that worker's own queue for the version.
-     */
-    sequence: z.boolean().optional(),
-  }),
+  model: FunctionModelSpec.optional(),
+  container: ContainerSpec.optional(),
 });
 export type FunctionVersion = z.infer<typeof FunctionVersion>;
 export type { DeploymentLimits };

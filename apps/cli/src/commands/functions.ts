@@ -26,6 +26,8 @@ export function functionFields(f: FunctionDto): Record<string, string | number |
     apiBodyFormat: f.apiBodyFormat,
     functionType: f.functionType,
     models: f.models.map((m) => m.uri).join('\n'),
+    containerImage: f.containerImage,
+    containerArgs: f.containerArgs,
     inputs: tensors(f.model?.inputs),
     outputs: tensors(f.model?.outputs),
     instances: f.activeInstances.length,
@@ -47,6 +49,11 @@ interface CreateFlags {
   functionType?: CreateFunctionRequest['functionType'];
   description?: string;
   tags?: string[];
+  containerImage?: string;
+  containerArgs?: string;
+  inferencePort?: number;
+  healthUri?: string;
+  env?: string[];
 }
 
 /** `--model simple/1`, `--model model-repository://simple/1` or `--model asset://<id>` as a model reference. */
@@ -58,6 +65,22 @@ function modelReference(flags: CreateFlags, functionName: string | undefined): M
   if (!name) throw new UsageError('give --model-name for an asset:// model');
   return { name, version: flags.modelVersion ?? repo?.[2] ?? '1', uri };
 }
+
+/** `--env KEY=VALUE` as a containerEnvironment entry. */
+function keyValue(text: string): { key: string; value: string } {
+  const at = text.indexOf('=');
+  if (at < 1) throw new UsageError(`--env takes KEY=VALUE, not '${text}'`);
+  return { key: text.slice(0, at), value: text.slice(at + 1) };
+}
+
+/** `--inference-port 8000` as a port number. */
+function port(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new UsageError(`--inference-port takes a port, not '${text}'`);
+  return n;
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** The create request: `--file` as the base, flags over it. */
 async function createRequest(flags: CreateFlags): Promise<CreateFunctionRequest> {
@@ -74,9 +97,14 @@ async function createRequest(flags: CreateFlags): Promise<CreateFunctionRequest>
   if (flags.apiBodyFormat) req.apiBodyFormat = flags.apiBodyFormat;
   if (flags.functionType) req.functionType = flags.functionType;
   if (flags.description !== undefined) req.description = flags.description;
+  if (flags.containerImage) req.containerImage = flags.containerImage;
+  if (flags.containerArgs !== undefined) req.containerArgs = flags.containerArgs;
+  if (flags.inferencePort !== undefined) req.inferencePort = flags.inferencePort;
+  if (flags.healthUri) req.healthUri = flags.healthUri;
+  if (flags.env) req.containerEnvironment = [...(req.containerEnvironment ?? []), ...flags.env.map(keyValue)];
   if (flags.tags) req.tags = flags.tags;
   if (!req.name) throw new UsageError('give --name (or a "name" in --file)');
-  if (!req.inferenceUrl) throw new UsageError('give --inference-url or --model');
+  if (!req.inferenceUrl) throw new UsageError('give --inference-url (a container function) or --model');
   return { ...req, name: req.name, inferenceUrl: req.inferenceUrl };
 }
 
@@ -116,7 +144,12 @@ export function registerFunctions(program: Command): void {
     .option('--model <uri>', 'its model: NAME/VERSION of a model the workers hold, or asset://<assetId>')
     .option('--model-name <name>', 'the model name (default: from --model, else --name)')
     .option('--model-version <version>', 'the model version (default: from --model, else 1)')
-    .option('--inference-url <path>', 'default /v2/models/<model>/infer')
+    .option('--inference-url <path>', 'the path invocations reach (default /v2/models/<model>/infer)')
+    .option('--container-image <image>', 'a container function: the image of its HTTP inference server')
+    .option('--container-args <command>', "a container function's command (process mode runs it with sh -c)")
+    .option('--inference-port <port>', 'the port the inference server listens on', port)
+    .option('--health-uri <path>', "the server's health check path (default /v2/health/ready)")
+    .option('--env <KEY=VALUE>', 'an environment variable of the container (repeatable)', collect)
     .addOption(new Option('--api-body-format <format>', 'request body format').choices(['PREDICT_V2', 'CUSTOM']))
     .addOption(new Option('--function-type <type>').choices(['DEFAULT', 'STREAMING', 'LLM']))
     .option('--description <text>')

@@ -1,4 +1,4 @@
-import type { NvcfClient } from '@nvcf/client';
+import type { FunctionDto, NvcfClient } from '@nvcf/client';
 import type { WorkerPoolOptions } from '@nvcf/kubernetes';
 import { defaultGatewayUrl, IMAGES, NAMESPACE } from '@nvcf/kubernetes/names';
 import type { Command } from 'commander';
@@ -25,6 +25,21 @@ async function versionsOf(client: NvcfClient, functionId: string, versionId?: st
     ? `version ${versionId} of function ${functionId} is not deployed`
     : `function ${functionId} has no deployed version`;
   throw new Error(`${what} (nvcf deploy ${functionId} ${versionId ?? '<versionId>'} …)`);
+}
+
+/** A container function's server, run beside the worker in each pod (a model function has none). */
+function inferenceOf(v: FunctionDto): Pick<WorkerPoolOptions, 'inference'> {
+  if (v.model || !v.containerImage) return {};
+  return {
+    inference: {
+      image: v.containerImage,
+      ...(v.containerArgs ? { command: v.containerArgs } : {}),
+      env: v.containerEnvironment,
+      port: v.inferencePort ?? 8000,
+      healthPath: v.health?.uri ?? v.healthUri ?? '/v2/health/ready',
+      ...(v.health && v.health.port !== v.inferencePort ? { healthPort: v.health.port } : {}),
+    },
+  };
 }
 
 export function registerKube(program: Command): void {
@@ -63,6 +78,7 @@ export function registerKube(program: Command): void {
           gatewayUrl: gatewayUrl.replace(/\/+$/, ''),
           image: flags.image,
           gpuImage: flags.gpuImage,
+          ...inferenceOf(v),
         });
       }
       // The schema models take over a second to load: only this command pays for them, not every `nvcf` run.

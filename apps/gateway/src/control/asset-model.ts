@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { parseModelConfigText, readOnnxSignature } from '@nvcf/models';
 import { AppError } from '@nvcf/protocol';
-import { assetObjectKey, type FunctionVersion } from '@nvcf/queue';
+import { assetObjectKey, type FunctionModelSpec } from '@nvcf/queue';
 import {
   extractModelArchive,
   functionModelArchiveKey,
@@ -41,7 +41,7 @@ export async function modelFromAsset(
   ownerSubject: string,
   assetId: string,
   versionId: string,
-): Promise<FunctionVersion['model']> {
+): Promise<FunctionModelSpec> {
   const record = await deps.assets.get(ownerSubject, assetId);
   if (!record.uploadedAt)
     throw new AppError('INVALID_ARGUMENT', `Invalid request: asset '${assetId}' has not been uploaded`);
@@ -116,7 +116,7 @@ function modelOf(
   versionId: string,
   version: string,
   signature: ReturnType<typeof readOnnxSignature>,
-): FunctionVersion['model'] {
+): FunctionModelSpec {
   return {
     name: functionModelName(versionId),
     version,

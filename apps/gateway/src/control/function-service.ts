@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type CreateFunctionRequest, type DeploymentRequest } from '@nvcf/protocol';
-import type { FunctionRegistry, FunctionVersion } from '@nvcf/queue';
+import type { FunctionModelSpec, FunctionRegistry, FunctionVersion } from '@nvcf/queue';
 import {
   functionModelArchiveKey,
   functionModelObjectKey,
@@ -10,6 +10,7 @@ import {
 } from '@nvcf/storage';
 import type { AssetService } from '../assets/index.ts';
 import { assetIdOf, modelFromAsset } from './asset-model.ts';
+import { containerSpecOf } from './container-spec.ts';
 
 export interface FunctionService {
   /** Registers a new function, or a new version of `functionId`. Status INACTIVE until deployed. */
@@ -40,7 +41,7 @@ function modelReference(req: CreateFunctionRequest): { name: string; version: st
   if (!ref) {
     throw new AppError(
       'INVALID_ARGUMENT',
-      'Invalid request: \'models\' must name the ONNX model to serve: "model-repository://<name>/<version>" or an uploaded asset, "asset://<assetId>"',
+      'Invalid request: \'models\' must name the ONNX model to serve: "model-repository://<name>/<version>" or an uploaded asset, "asset://<assetId>" (or give \'containerImage\' for a container function)',
     );
   }
   const m = /^model-repository:\/\/([^/]+)\/([^/]+)$/.exec(ref.uri);
@@ -70,6 +71,27 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
     opts.onChange(fv.id);
   };
 
+  /** The ONNX model `models[0]` names: an uploaded asset, or a model some worker's repository holds. */
+  async function modelOf(
+    req: CreateFunctionRequest,
+    versionId: string,
+    ownerSubject: string,
+  ): Promise<FunctionModelSpec> {
+    const ref = modelReference(req);
+    const assetId = assetIdOf(ref.uri);
+    if (assetId) return modelFromAsset(opts, ownerSubject, assetId, versionId);
+    const source = (await registry.list()).find(
+      (fv) => fv.model?.name === ref.name && fv.model.version === ref.version,
+    )?.model;
+    if (!source) {
+      throw new AppError(
+        'INVALID_ARGUMENT',
+        `Invalid request: model '${ref.name}' version '${ref.version}' is not in any worker's model repository`,
+      );
+    }
+    return source;
+  }
+
   async function get(functionId: string, versionId: string): Promise<FunctionVersion> {
     const fv = await registry.get(functionId, versionId);
     if (!fv) throw new AppError('NOT_FOUND', `Function '${functionId}' version '${versionId}' not found`);
@@ -81,24 +103,10 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
       if (functionId && (await registry.versions(functionId)).length === 0) {
         throw new AppError('NOT_FOUND', `Function '${functionId}' not found`);
       }
-      const ref = modelReference(req);
       const versionId = randomUUID();
-      const assetId = assetIdOf(ref.uri);
-      let model: FunctionVersion['model'];
-      if (assetId) {
-        model = await modelFromAsset(opts, ownerSubject, assetId, versionId);
-      } else {
-        const source = (await registry.list()).find(
-          (fv) => fv.model.name === ref.name && fv.model.version === ref.version,
-        );
-        if (!source) {
-          throw new AppError(
-            'INVALID_ARGUMENT',
-            `Invalid request: model '${ref.name}' version '${ref.version}' is not in any worker's model repository`,
-          );
-        }
-        model = source.model;
-      }
+      // A container function's server is the worker's to reach; a model function's model must exist now.
+      const container = containerSpecOf(req);
+      const model = container ? undefined : await modelOf(req, versionId, ownerSubject);
       const { name, inferenceUrl, apiBodyFormat, functionType, description, tags, models, secrets, ...spec } = req;
       const fv: FunctionVersion = {
         id: functionId ?? randomUUID(),
@@ -115,7 +123,8 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
         // Secrets are accepted and never returned.
         spec: { ...spec, ...(secrets ? { secretNames: secrets.map((s) => s.name) } : {}) },
         deployment: null,
-        model,
+        ...(model ? { model } : {}),
+        ...(container ? { container } : {}),
       };
       await registry.upsert(fv);
       return fv;
@@ -141,7 +150,7 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
       await registry.remove(functionId, versionId);
       // Workers unload a function model no version refers to any more (consumer-sync) once told.
       await changed(fv);
-      await deleteOrphanModel(registry, opts.objects, fv.model.name);
+      if (fv.model) await deleteOrphanModel(registry, opts.objects, fv.model.name);
       await opts.retireQueue(versionId);
     },
     async deploy(functionId, versionId, req, { update }) {
@@ -192,7 +201,7 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
  */
 async function deleteOrphanModel(registry: FunctionRegistry, objects: ObjectStore, modelName: string): Promise<void> {
   if (!isFunctionModelName(modelName)) return;
-  if ((await registry.list()).some((fv) => fv.model.name === modelName)) return;
+  if ((await registry.list()).some((fv) => fv.model?.name === modelName)) return;
   const owner = modelName.slice('fv-'.length);
   await Promise.all([objects.delete(functionModelArchiveKey(owner)), objects.delete(functionModelObjectKey(owner))]);
 }

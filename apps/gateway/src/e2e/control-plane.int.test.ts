@@ -66,7 +66,9 @@ describe('functions and deployments', () => {
         createBody({ models: [{ name: 'nope', version: '1', uri: 'model-repository://nope/1' }] }),
         /not in any worker's model repository/,
       ],
-      [createBody({ models: undefined }), /'models' must name the ONNX model/],
+      // Without models, a containerImage makes a container function; without either, models are asked for.
+      [createBody({ models: undefined, containerImage: undefined }), /'models' must name the ONNX model/],
+      [createBody({ helmChart: 'c', helmChartServiceName: 's', containerImage: undefined }), /Helm chart functions/],
     ];
     for (const [body, detail] of cases) {
       const res = await json('POST', '/v2/nvcf/functions', body);

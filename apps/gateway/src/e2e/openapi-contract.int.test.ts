@@ -81,6 +81,18 @@ describe('the control plane', () => {
     const vid = (second.json as { function: { versionId: string } }).function.versionId;
     expectStatus(await call('GET', `/v2/nvcf/functions/${fn.id}/versions`), 200);
     expectStatus(await call('GET', `/v2/nvcf/functions/${fn.id}/versions/${fn.versionId}`), 200);
+    // A container function: no model, its container fields returned.
+    const containerBody = {
+      name: 'contract-container',
+      inferenceUrl: '/echo',
+      inferencePort: 8000,
+      health: { protocol: 'HTTP', uri: '/health', port: 8000, timeout: 'PT10S', expectedStatusCode: 200 },
+      containerImage: 'nvcf/echo-server:dev',
+      containerArgs: 'node server.ts',
+      containerEnvironment: [{ key: 'A', value: 'b' }],
+    };
+    openapi.requestBody('POST', '/v2/nvcf/functions', containerBody);
+    expectStatus(await call('POST', '/v2/nvcf/functions', { body: containerBody }), 200);
     const meta = { tags: ['a', 'b'], description: 'contract' };
     openapi.requestBody('PUT', `/v2/nvcf/metadata/functions/${fn.id}/versions/${fn.versionId}`, meta);
     expectStatus(
@@ -107,6 +119,8 @@ describe('the control plane', () => {
   it('refuses bad input with the documented problems', async () => {
     expectStatus(await call('POST', '/v2/nvcf/functions', { body: { ...createBody, name: '-bad' } }), 400);
     expectStatus(await call('POST', '/v2/nvcf/functions', { body: '{' }), 400);
+    const helm = { name: 'helm', inferenceUrl: '/x', helmChart: 'c', helmChartServiceName: 's' };
+    expectStatus(await call('POST', '/v2/nvcf/functions', { body: helm }), 400);
     expectStatus(await call('GET', '/v2/nvcf/functions/not-a-uuid/versions'), 400);
     expectStatus(await call('GET', `/v2/nvcf/functions/${UNKNOWN}/versions`), 404);
     const big = JSON.stringify({ ...createBody, description: 'x'.repeat(1024 * 1024) });

@@ -207,8 +207,7 @@ export function createGatewayGrpcService(
     ModelMetadata: rpc('ModelMetadata', async (req: NameVersionMsg, call) => {
       const caller = await authorized(call.metadata);
       const { fv } = await deps.functions.resolve(caller.functionId, caller.versionId);
-      checkModel(fv, req.name, req.version);
-      const { model } = fv;
+      const model = checkModel(fv, req.name, req.version);
       return {
         name: model.name,
         versions: [model.version],
@@ -230,7 +229,9 @@ export function createGatewayGrpcService(
 }
 
 function servesModel(fv: FunctionVersion, req: NameVersionMsg): boolean {
-  return (req.name === '' || req.name === fv.model.name) && (req.version === '' || req.version === fv.model.version);
+  const { model } = fv;
+  if (!model) return false;
+  return (req.name === '' || req.name === model.name) && (req.version === '' || req.version === model.version);
 }
 
 /** The gRPC deadline (Infinity when the client set none) as a wait window, else the default. */

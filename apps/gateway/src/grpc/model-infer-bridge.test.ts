@@ -1,6 +1,6 @@
 import { decodeModelInferRequest } from '@nvcf/kserve-grpc';
 import { AppError, decodeInferRequestParts, PROBLEM_CONTENT_TYPE, problem } from '@nvcf/protocol';
-import { type FunctionVersion, type InvocationResult, MODEL_INFER_RESPONSE_TYPE } from '@nvcf/queue';
+import { FunctionVersion, type InvocationResult, MODEL_INFER_RESPONSE_TYPE } from '@nvcf/queue';
 import { describe, expect, it } from 'vitest';
 import { checkModel, decodeInferResult, encodeQueuedInfer } from './model-infer-bridge.ts';
 
@@ -153,5 +153,26 @@ describe('checkModel', () => {
     expect(() => checkModel(fv, 'simple', '2')).toThrow(
       "Request for unknown model: 'simple' version 2 is not at ready state",
     );
+  });
+  it('refuses a container function: its server is reached over HTTP only', () => {
+    const container = FunctionVersion.parse({
+      id: crypto.randomUUID(),
+      versionId: crypto.randomUUID(),
+      name: 'echo',
+      ncaId: 'n',
+      createdAt: new Date().toISOString(),
+      inferenceUrl: '/echo',
+      deployment: null,
+      container: { image: 'img', health: { uri: '/health', timeoutMs: 1000, expectedStatusCode: 200 } },
+    });
+    const refused = (() => {
+      try {
+        checkModel(container, '', undefined);
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused).toMatchObject({ code: 'UNIMPLEMENTED', message: expect.stringMatching(/container function/) });
   });
 });

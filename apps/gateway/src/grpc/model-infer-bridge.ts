@@ -8,6 +8,7 @@ import {
   type Tensor,
 } from '@nvcf/protocol';
 import {
+  type FunctionModelSpec,
   type FunctionVersion,
   type InvocationInput,
   type InvocationResult,
@@ -31,11 +32,27 @@ export interface QueuedInfer {
 }
 
 /**
+ * The function's ONNX model. A container function's server speaks HTTP behind the worker: the KServe gRPC port
+ * cannot reach it, and says so.
+ */
+export function modelOf(fv: FunctionVersion): FunctionModelSpec {
+  if (fv.model) return fv.model;
+  throw new AppError(
+    'UNIMPLEMENTED',
+    `function '${fv.id}' is a container function: invoke it over HTTP (pexec); the KServe gRPC port serves model functions`,
+  );
+}
+
+/**
  * Refuses a request for another model than the function serves, with Triton's texts (the function is
  * one Triton model; a Triton server would refuse the same request). Empty name or version: the function's.
  */
-export function checkModel(fv: FunctionVersion, modelName: string, modelVersion: string | undefined): void {
-  const { model } = fv;
+export function checkModel(
+  fv: FunctionVersion,
+  modelName: string,
+  modelVersion: string | undefined,
+): FunctionModelSpec {
+  const model = modelOf(fv);
   if (modelName !== '' && modelName !== model.name) {
     throw new AppError(
       'INVALID_ARGUMENT',
@@ -49,6 +66,7 @@ export function checkModel(fv: FunctionVersion, modelName: string, modelVersion:
         `(function version '${fv.versionId}' serves version ${model.version})`,
     );
   }
+  return model;
 }
 
 /**

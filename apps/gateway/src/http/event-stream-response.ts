@@ -168,6 +168,8 @@ export async function eventStreamResponse(
     });
     /** Writes one event; true when nothing may follow it. */
     const send = async (e: StreamEvent): Promise<boolean> => {
+      // An empty last event only marks the end (a relayed stream's: it is known to end after its last event).
+      if (e.last && !e.error && e.data === '') return true;
       if (Buffer.byteLength(e.data) > MAX_EVENT_BYTES) {
         // One event must stay a reasonable unit for every client and proxy on the way.
         await stream.writeSSE({

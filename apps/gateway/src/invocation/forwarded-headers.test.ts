@@ -26,4 +26,13 @@ describe('forwardedHeaders', () => {
       'x-custom': 'only when listed',
     });
   });
+
+  it('gives a container function every header but credentials, hop-by-hop names and nvcf-*', () => {
+    expect(forwardedHeaders(h, 'all')).toEqual({
+      accept: 'application/json',
+      'inference-header-content-length': '120',
+      'x-custom': 'only when listed',
+      'x-secret-token': 'never persisted',
+    });
+  });
 });

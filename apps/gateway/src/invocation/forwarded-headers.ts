@@ -26,10 +26,12 @@ export const DEFAULT_FORWARDED_HEADERS: readonly string[] = ['inference-header-c
 /**
  * The client headers a function may read: the default list plus the operator's `extra` names
  * (`FORWARD_HEADERS`), never credentials, hop-by-hop names, names listed in `Connection`, or `nvcf-*`
- * (the platform sets those and clients must not spoof them).
+ * (the platform sets those and clients must not spoof them). `'all'`: every other header, as a container function
+ * receives them (NVCF container functions: client headers are forwarded to the inference server).
  */
-export function forwardedHeaders(headers: Headers, extra: Iterable<string> = []): Record<string, string> {
-  const allowed = new Set([...DEFAULT_FORWARDED_HEADERS, ...[...extra].map((n) => n.toLowerCase())]);
+export function forwardedHeaders(headers: Headers, extra: Iterable<string> | 'all' = []): Record<string, string> {
+  const allowed =
+    extra === 'all' ? undefined : new Set([...DEFAULT_FORWARDED_HEADERS, ...[...extra].map((n) => n.toLowerCase())]);
   const listedInConnection = new Set(
     (headers.get('connection') ?? '')
       .split(',')
@@ -39,7 +41,7 @@ export function forwardedHeaders(headers: Headers, extra: Iterable<string> = [])
   const out: Record<string, string> = {};
   headers.forEach((value, name) => {
     const n = name.toLowerCase();
-    if (!allowed.has(n) || NEVER.has(n) || listedInConnection.has(n) || n.startsWith('nvcf-')) return;
+    if ((allowed && !allowed.has(n)) || NEVER.has(n) || listedInConnection.has(n) || n.startsWith('nvcf-')) return;
     out[n] = value;
   });
   return out;

@@ -35,6 +35,11 @@ export interface InvokeRequest {
   versionId?: string;
   input: InvocationInput;
   headers: Record<string, string>;
+  /**
+   * Every client header a container function receives (NVCF forwards all but credentials and hop-by-hop
+   * names to a container); absent: `headers`, which model functions get.
+   */
+  containerHeaders?: Record<string, string>;
   /** Assets the caller referenced, resolved and authorized. */
   assetIds?: string[];
   pollSeconds: number;
@@ -168,7 +173,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     const waiter = completions.register(requestId, Date.now() + req.pollSeconds * 1000, req.signal);
     try {
       await deps.queueGuard.admit(fv.versionId);
-      const worker = fv.model.sequence ? await sequenceWorker(fv.versionId, req.input) : undefined;
+      const worker = fv.model?.sequence ? await sequenceWorker(fv.versionId, req.input) : undefined;
       const { input, stored } = splitInput(req);
       // One step: the record, the kept input and the job are written together (one script, one round trip).
       await producer.enqueue(
@@ -177,7 +182,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
           functionId: fv.id,
           versionId: fv.versionId,
           input,
-          headers: req.headers,
+          headers: fv.container && req.containerHeaders ? req.containerHeaders : req.headers,
           ...(req.assetIds && req.assetIds.length > 0 ? { assetIds: req.assetIds } : {}),
           reply: { gatewayId: completions.gatewayId, maxInlineBytes: deps.maxInlineResultBytes },
           ...(req.directOnly ? { directOnly: true } : {}),

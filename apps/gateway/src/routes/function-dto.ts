@@ -1,5 +1,5 @@
 import { DeploymentSpecification, FUNCTION_STATUSES, functionStatus } from '@nvcf/protocol';
-import { FunctionVersion } from '@nvcf/queue';
+import { FunctionModelSpec, type FunctionVersion } from '@nvcf/queue';
 import { z } from 'zod';
 import { timestamp, uuidString } from '../http/openapi-schemas.ts';
 
@@ -17,6 +17,16 @@ const ContainerEnvironmentEntryDto = z
   .object({ key: z.string(), value: z.string() })
   .meta({ id: 'ContainerEnvironmentEntryDto' });
 
+const HealthDto = z
+  .object({
+    protocol: z.enum(['HTTP', 'gRPC']),
+    uri: z.string(),
+    port: z.number().int(),
+    timeout: z.string().describe('ISO-8601 duration, e.g. `PT10S`.'),
+    expectedStatusCode: z.number().int(),
+  })
+  .meta({ id: 'HealthDto', description: 'How the container’s health is checked.' });
+
 const InstanceDto = z
   .object({
     instanceId: z.string().describe('The worker id.'),
@@ -28,10 +38,11 @@ const InstanceDto = z
   .meta({ id: 'InstanceDto', description: 'A live worker serving the version.' });
 
 /** Not in NVCF's DTO: what a caller needs to build a KServe V2 request body for the function. */
-const FunctionModel = FunctionVersion.shape.model.meta({
+const FunctionModel = FunctionModelSpec.meta({
   id: 'FunctionModel',
   description:
-    'Ours: the ONNX model behind the function, with its inputs and outputs (`-1` marks a dynamic dimension). ' +
+    'Ours: the ONNX model behind a model function (a container function has none), with its inputs and outputs ' +
+    '(`-1` marks a dynamic dimension). ' +
     '`sequence`: sequence batching, a sequence’s requests go to one worker.',
 });
 
@@ -51,6 +62,7 @@ const FunctionDto = z
     helmChart: z.string().optional(),
     helmChartServiceName: z.string().optional(),
     healthUri: z.string().optional(),
+    health: HealthDto.optional(),
     models: z.array(ArtifactDto),
     resources: z.array(ArtifactDto).optional(),
     secretNames: z.array(z.string()).optional().describe('Ours: the names of the secrets given (never their values).'),
@@ -60,7 +72,7 @@ const FunctionDto = z
     description: z.string(),
     tags: z.array(z.string()),
     activeInstances: z.array(InstanceDto),
-    model: FunctionModel,
+    model: FunctionModel.optional(),
   })
   .loose()
   .meta({

@@ -32,14 +32,17 @@ const createSpec = (versioned: boolean): OperationSpec => ({
   summary: versioned ? 'Create a function version' : 'Create a function',
   description:
     `${versioned ? 'A new version of the function' : 'A new function, with its first version'}, status INACTIVE ` +
-    'until deployed. `models[0]` names the ONNX model: `model-repository://<name>/<version>` (a worker must hold ' +
-    'it) or `asset://<assetId>` (an uploaded `.onnx` file or a zipped Triton model directory).',
+    'until deployed. A model function: `models[0]` names the ONNX model, `model-repository://<name>/<version>` (a ' +
+    'worker must hold it) or `asset://<assetId>` (an uploaded `.onnx` file or a zipped Triton model directory). A ' +
+    'container function: `containerImage` with `inferenceUrl` (the path pexec calls), `inferencePort`, `healthUri` ' +
+    'or `health`, `containerArgs` and `containerEnvironment`; its HTTP server runs beside a worker (a sidecar, or a ' +
+    'process the worker starts from `containerArgs`). Helm charts and gRPC health checks are refused.',
   scopes: ['register_function'],
   parameters: versioned ? [FUNCTION_ID] : [],
   requestBody: { required: true, content: jsonContent(CreateFunctionBody) },
   responses: { 200: jsonResponse('The created version.', CreateFunctionResponse) },
   problems: {
-    400: `${Reason.badJson} Or: the model is in no worker’s repository, or is not a usable ONNX model or archive.${versioned ? ` ${Reason.notUuid}` : ''}`,
+    400: `${Reason.badJson} Or: the model is in no worker’s repository, or is not a usable ONNX model or archive; or the function needs what this deployment cannot run (a Helm chart, a gRPC health check).${versioned ? ` ${Reason.notUuid}` : ''}`,
     ...(versioned ? { 403: Reason.functionNotAllowed } : {}),
     404: versioned ? 'Unknown function, or an unknown asset in `models[0]`.' : 'An unknown asset in `models[0]`.',
     413: Reason.controlTooLarge,
