@@ -98,7 +98,6 @@ async function newJob(): Promise<InvocationJob> {
     versionId: fv.versionId,
     input: { kind: 'json', contentType: 'application/json', value: { x: 1 } },
     headers: {},
-    enqueuedAt: Date.now(),
   };
 }
 

@@ -59,13 +59,8 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
   /** Requests whose answer is being relayed as events right now. */
   const streamed = new Set<string>();
   return async (queued, ctx) => {
-    const claimed = await deps.store.claim(
-      queued.requestId,
-      queued.functionId,
-      queued.versionId,
-      inputKeptBeside(queued.input),
-    );
-    if (claimed.state !== 'in-progress') return undefined;
+    // No claim: the delivery is one (see invocation-processor.ts); only an input kept beside the job is read.
+    const kept = inputKeptBeside(queued.input) ? await deps.store.readInput(queued.requestId) : undefined;
     const log = deps.logger.child({ requestId: queued.requestId, functionId: fv.id, versionId: fv.versionId });
     if (queued.input.kind === 'kserve') {
       return problemResult(
@@ -76,7 +71,7 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
       );
     }
     const contentType = queued.input.contentType;
-    const body = bodyOf(queued, claimed.input);
+    const body = bodyOf(queued, kept);
     if (!body) {
       // Only an expired request loses its input (both share the TTL).
       return problemResult(
