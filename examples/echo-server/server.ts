@@ -3,7 +3,7 @@
  * worker's tests and as an example of what a function's server sees. No dependencies beyond Node.
  *
  * Every call is `POST <inferenceUrl>` with a JSON body; `action` picks what it does:
- * - none: echoes the body, the method and path, every header it received (the `NVCF-*` ones included), its pid
+ * - none: echoes the body (parsed, and `raw` as it arrived), the method and path, every header it received (the `NVCF-*` ones included), its pid
  *   and its environment
  * - `assets`: lists the files in `NVCF-ASSET-DIR` (name, size, text) and `NVCF-FUNCTION-ASSET-IDS`
  * - `large-output`: writes `<reqId>_result.json` of `bytes` bytes into `NVCF-LARGE-OUTPUT-DIR`
@@ -45,11 +45,12 @@ const accepted = new Map<string, number>();
 
 const header = (req: IncomingMessage, name: string) => String(req.headers[name] ?? '');
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+/** The body as it arrived (echoed as `raw`: what a function receives is the client's bytes) and parsed. */
+async function readJson(req: IncomingMessage): Promise<{ raw: string; value: unknown }> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text ? JSON.parse(text) : {};
+  const raw = Buffer.concat(chunks).toString('utf8');
+  return { raw, value: raw ? JSON.parse(raw) : {} };
 }
 
 function json(res: ServerResponse, status: number, value: unknown) {
@@ -78,7 +79,8 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
     accepted.delete(reqId);
     return json(res, 200, { done: true, reqId });
   }
-  const call = (await readJson(req)) as Call & Record<string, unknown>;
+  const { raw, value } = await readJson(req);
+  const call = value as Call & Record<string, unknown>;
   const outputDir = header(req, 'nvcf-large-output-dir');
   switch (call.action) {
     case 'assets': {
@@ -151,6 +153,7 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
         method: req.method,
         path: req.url,
         body: call,
+        raw,
         headers: req.headers,
         pid: process.pid,
         env: process.env,

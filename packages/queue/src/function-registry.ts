@@ -46,32 +46,37 @@ export type FunctionModelSpec = z.infer<typeof FunctionModelSpec>;
  * One function version as stored in Redis: the NVCF FunctionDto fields we own plus what serves it, either an
  * ONNX `model` the worker runs itself or a `container`, an HTTP inference server the worker forwards to.
  */
-export const FunctionVersion = z.object({
-  id: z.uuid(),
-  versionId: z.uuid(),
-  name: z.string(),
-  ncaId: z.string(),
-  createdAt: z.string(),
-  description: z.string().default(''),
-  functionType: z.enum(['DEFAULT', 'STREAMING', 'LLM']).default('DEFAULT'),
-  apiBodyFormat: z.enum(['CUSTOM', 'PREDICT_V2']).default('PREDICT_V2'),
-  inferenceUrl: z.string(),
-  models: z.array(z.object({ name: z.string(), version: z.string(), uri: z.string() })).default([]),
-  tags: z.array(z.string()).default([]),
-  /** The rest of the create request's DTO fields, kept and returned as given (container fields etc.). */
-  spec: z.record(z.string(), z.unknown()).default({}),
-  deployment: z
-    .object({
-      minInstances: z.number().int().min(0),
-      maxInstances: z.number().int().min(1),
-      maxRequestConcurrency: z.number().int().min(1),
-      /** The deployment request's specifications, as given. */
-      specifications: z.array(z.record(z.string(), z.unknown())).default([]),
-    })
-    .nullable(),
-  model: FunctionModelSpec.optional(),
-  container: ContainerSpec.optional(),
-});
+export const FunctionVersion = z
+  .object({
+    id: z.uuid(),
+    versionId: z.uuid(),
+    name: z.string(),
+    ncaId: z.string(),
+    createdAt: z.string(),
+    description: z.string().default(''),
+    functionType: z.enum(['DEFAULT', 'STREAMING', 'LLM']).default('DEFAULT'),
+    apiBodyFormat: z.enum(['CUSTOM', 'PREDICT_V2']).default('PREDICT_V2'),
+    inferenceUrl: z.string(),
+    models: z.array(z.object({ name: z.string(), version: z.string(), uri: z.string() })).default([]),
+    tags: z.array(z.string()).default([]),
+    /** The rest of the create request's DTO fields, kept and returned as given (container fields etc.). */
+    spec: z.record(z.string(), z.unknown()).default({}),
+    deployment: z
+      .object({
+        minInstances: z.number().int().min(0),
+        maxInstances: z.number().int().min(1),
+        maxRequestConcurrency: z.number().int().min(1),
+        /** The deployment request's specifications, as given. */
+        specifications: z.array(z.record(z.string(), z.unknown())).default([]),
+      })
+      .nullable(),
+    model: FunctionModelSpec.optional(),
+    container: ContainerSpec.optional(),
+  })
+  // One of the two serves it, never both and never neither: every reader may take whichever is present as the whole.
+  .refine((fv) => (fv.model === undefined) !== (fv.container === undefined), {
+    message: 'a function version is served by a model or by a container, exactly one',
+  });
 export type FunctionVersion = z.infer<typeof FunctionVersion>;
 export type { DeploymentLimits };
 

@@ -39,6 +39,7 @@ describe('request store', () => {
     expect(await store.create(id, 'f', 'v')).toBe(true);
     expect(await store.create(id, 'f', 'v')).toBe(false);
     expect(await store.take(id)).toMatchObject({ kind: 'pending', state: 'queued', percent: 0 });
+    expect(await store.settled(id)).toBe(false);
     // A running function's progress report is what marks it in progress.
     expect(await store.reportProgress(id, 10)).toBe(true);
     expect(await store.take(id)).toMatchObject({ kind: 'pending', state: 'in-progress', percent: 10 });
@@ -82,12 +83,14 @@ describe('request store', () => {
     expect(await store.complete(id, result(200, 'first'))).toBe(true);
     expect(await store.complete(id, result(500, 'second'))).toBe(false);
     expect(await store.reportProgress(id, 50)).toBe(false);
+    expect(await store.settled(id)).toBe(true);
     const taken = await store.take(id);
     expect(taken.kind === 'result' && taken.result.body.toString()).toBe('first');
     // After delivery, the tombstone still blocks writes.
     expect(await store.complete(id, result(200, 'third'))).toBe(false);
     expect(await store.reportProgress(id, 50)).toBe(false);
     expect(await store.take(id)).toMatchObject({ kind: 'delivered' });
+    expect(await store.settled(id)).toBe(true);
   });
 
   it('counts a second run of a request, not a re-sent answer of the same run', async () => {

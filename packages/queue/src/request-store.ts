@@ -86,6 +86,12 @@ export interface RequestStore {
    * it is gone: it expired with its request).
    */
   readInput(requestId: string): Promise<Buffer | undefined>;
+  /**
+   * Whether the request has its answer already (or had: delivered). A worker asks before it does what cannot be
+   * taken back, such as forwarding a request to a container's server, for a request cancelled after its job was
+   * delivered.
+   */
+  settled(requestId: string): Promise<boolean>;
   /** Drops the stored input once the request is answered (its TTL would, later). */
   dropInput(requestId: string): Promise<void>;
   /** Reads the request; a terminal result is handed out exactly once (then the id answers 'delivered'). */
@@ -144,6 +150,10 @@ export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSe
     },
     async markDelivered(requestId) {
       await r.nvcfMarkDelivered(keys.request(requestId));
+    },
+    async settled(requestId) {
+      const state = await redis.hget(keys.request(requestId), 'state');
+      return state === 'fulfilled' || state === 'errored' || state === 'delivered';
     },
     async readInput(requestId) {
       return (await redis.getBuffer(keys.requestInput(requestId))) ?? undefined;

@@ -48,7 +48,7 @@ afterAll(async () => {
   await gates?.remove();
 });
 
-const call = (body: object, headers: Record<string, string> = {}) =>
+const call = (body: object | string, headers: Record<string, string> = {}) =>
   pexec(gw.url, `/v2/nvcf/pexec/functions/${echo.id}`, body, { 'nvcf-poll-seconds': '60', ...headers });
 const poll = (reqId: string) =>
   gfetch(`${gw.url}/v2/nvcf/pexec/status/${reqId}`, { headers: { 'nvcf-poll-seconds': '1' } });
@@ -139,6 +139,14 @@ describe('container functions: the worker-side contract', () => {
     expect(seen.headers['nvcf-function-asset-ids']).toBeUndefined();
     // The request's directories are gone once it is answered.
     expect(existsSync(join(work.path, reqId))).toBe(false);
+  });
+
+  it("forwards a JSON body as the client's bytes, not as the gateway parsed it", async () => {
+    // Parsed and written again, 12345678901234567890 would lose digits and 1.50 become 1.5.
+    const text = '{ "seed": 12345678901234567890, "x": 1.50 }';
+    const res = await call(text);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { raw: string }).raw).toBe(text);
   });
 
   it('forwards a body too large to travel inside its job (kept beside it) byte for byte', async () => {

@@ -174,7 +174,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     try {
       await deps.queueGuard.admit(fv.versionId);
       const worker = fv.model?.sequence ? await sequenceWorker(fv.versionId, req.input) : undefined;
-      const { input, stored } = splitInput(req);
+      const { input, stored } = splitInput(fv.container ? verbatim(req) : req);
       // One step: the record, the kept input and the job are written together (one script, one round trip).
       await producer.enqueue(
         {
@@ -222,6 +222,19 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
    * Small inputs travel inside their job; larger ones beside it (the enqueue's `input`), as the raw
    * bytes: a queue entry is copied whole to the worker that reads it, and should stay small.
    */
+  /**
+   * A container function gets the client's body as sent (NVCF forwards it to the inference server unchanged): JSON
+   * was parsed only to refuse a malformed body at once, and travels as its bytes, not written again from the parse
+   * (which would, say, round an integer past 2^53 or turn 1.50 into 1.5).
+   */
+  function verbatim(req: InvokeRequest): InvokeRequest {
+    if (req.input.kind !== 'json' || !req.body) return req;
+    return {
+      ...req,
+      input: { kind: 'bytes', contentType: req.input.contentType, base64: req.body.toString('base64') },
+    };
+  }
+
   function splitInput(req: InvokeRequest): { input: InvocationInput; stored?: Buffer } {
     const { input } = req;
     if (input.kind === 'stored') return { input };

@@ -59,8 +59,14 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
   /** Requests whose answer is being relayed as events right now. */
   const streamed = new Set<string>();
   return async (queued, ctx) => {
-    // No claim: the delivery is one (see invocation-processor.ts); only an input kept beside the job is read.
-    const kept = inputKeptBeside(queued.input) ? await deps.store.readInput(queued.requestId) : undefined;
+    // The delivery is the job's claim (see invocation-processor.ts). A server may act on what it is sent, so a
+    // request settled meanwhile (cancelled after its job was delivered) is not forwarded: one read, in the same
+    // round trip as that of an input kept beside the job.
+    const [settled, kept] = await Promise.all([
+      deps.store.settled(queued.requestId),
+      inputKeptBeside(queued.input) ? deps.store.readInput(queued.requestId) : undefined,
+    ]);
+    if (settled) return undefined;
     const log = deps.logger.child({ requestId: queued.requestId, functionId: fv.id, versionId: fv.versionId });
     if (queued.input.kind === 'kserve') {
       return problemResult(
