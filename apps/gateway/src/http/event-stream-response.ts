@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { NvcfHeader, NvcfStatus } from '@nvcf/protocol';
 import type {
   CompletionWaiter,
@@ -41,6 +42,12 @@ async function leave(deps: EventStreamDeps, requestId: string, attachment: Promi
 
 /** Events read from Redis at a time. */
 const EVENT_PAGE = 256;
+/**
+ * How long a stream that sent its function's last event waits for the answer its worker stores right after (the
+ * append and the store are two steps): the request is delivered once it is there. A worker that died in between
+ * costs no more than this; its job runs again and keeps its answer for a poll.
+ */
+const LAST_EVENT_SETTLE_MS = 2000;
 
 /** Where a stream is read from when the client has seen nothing of it. */
 export const FROM_START = '0';
@@ -193,12 +200,17 @@ export async function eventStreamResponse(
       }
       let last = after;
       let batch = start.first;
+      /** The function's last event went out (not a cut: the window, the client, the gateway stopping). */
+      let sentLast = false;
       for (;;) {
         let finished = false;
         for (const e of batch) {
           finished = await send(e);
           last = e.id;
-          if (finished) break;
+          if (finished) {
+            sentLast = e.last;
+            break;
+          }
         }
         // The window closed (or the gateway is stopping and its grace ran out: then the stream is cut).
         if (finished || ended || stream.aborted || settled?.kind === 'timeout') break;
@@ -216,6 +228,13 @@ export async function eventStreamResponse(
         }
         if (caughtUp) await wake.wait();
         batch = await deps.events.read(requestId, last, EVENT_PAGE);
+      }
+      // Delivered below only once stored: a poll after the stream then finds nothing to hand out, as after a 200.
+      if (sentLast && !settled) {
+        const stop = new AbortController();
+        const timeout = sleep(LAST_EVENT_SETTLE_MS, undefined, { signal: stop.signal }).catch(() => undefined);
+        await Promise.race([waiter.outcome, timeout]);
+        stop.abort();
       }
     } finally {
       watch.stop();

@@ -219,10 +219,6 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
   }
 
   /**
-   * Small inputs travel inside their job; larger ones beside it (the enqueue's `input`), as the raw
-   * bytes: a queue entry is copied whole to the worker that reads it, and should stay small.
-   */
-  /**
    * A container function gets the client's body as sent (NVCF forwards it to the inference server unchanged): JSON
    * was parsed only to refuse a malformed body at once, and travels as its bytes, not written again from the parse
    * (which would, say, round an integer past 2^53 or turn 1.50 into 1.5).
@@ -235,6 +231,10 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     };
   }
 
+  /**
+   * Small inputs travel inside their job; larger ones beside it (the enqueue's `input`), as the raw
+   * bytes: a queue entry is copied whole to the worker that reads it, and should stay small.
+   */
   function splitInput(req: InvokeRequest): { input: InvocationInput; stored?: Buffer } {
     const { input } = req;
     if (input.kind === 'stored') return { input };
