@@ -74,20 +74,20 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     { cacheMs: config.metricsQueueCacheMs },
   );
   const meter = createInvocationMeter(metrics, { maxTracked: 50_000 });
-  const invocations = meter.service(
-    createInvocationService({
-      functions,
-      queueGuard: createQueueGuard(producer, { maxDepth: config.maxQueueDepth, cacheMs: 250 }),
-      store: meter.store(store),
-      producer: meter.producer(producer),
-      completions: meter.completions(completions),
-      idempotency: createIdempotencyStore(redis, keys, { ttlSeconds: config.requestTtlSeconds }),
-      maxInlineResultBytes: config.maxInlineResultBytes,
-      maxJobInputBytes: config.maxJobInputBytes,
-      sequences: createSequenceRouter(redis, keys, registry, { ttlSeconds: config.sequenceOwnerTtlSeconds }),
-      onBackgroundError: (err, requestId) => log.warn({ err, requestId }, 'marking an inline result delivered failed'),
-    }),
-  );
+  // Metered through its own deps (what it queues, reads, waits for) and its answers: the path itself is unchanged.
+  const unmetered = createInvocationService({
+    functions,
+    queueGuard: createQueueGuard(producer, { maxDepth: config.maxQueueDepth, cacheMs: 250 }),
+    store: meter.store(store),
+    producer: meter.producer(producer),
+    completions: meter.completions(completions),
+    idempotency: createIdempotencyStore(redis, keys, { ttlSeconds: config.requestTtlSeconds }),
+    maxInlineResultBytes: config.maxInlineResultBytes,
+    maxJobInputBytes: config.maxJobInputBytes,
+    sequences: createSequenceRouter(redis, keys, registry, { ttlSeconds: config.sequenceOwnerTtlSeconds }),
+    onBackgroundError: (err, requestId) => log.warn({ err, requestId }, 'marking an inline result delivered failed'),
+  });
+  const invocations = meter.service(unmetered);
   const keyStore = createApiKeyStore(redis, keys);
   if (config.bootstrapAdminKey) {
     // Created once: a revoked bootstrap key stays revoked across restarts (set a new one to get a new admin).
