@@ -71,7 +71,10 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   registerQueueMetrics(
     metrics.registry,
     { functions: registry, stats: createQueueStats(redis, keys) },
-    { cacheMs: config.metricsQueueCacheMs },
+    {
+      cacheMs: config.metricsQueueCacheMs,
+      onError: (err) => log.warn({ err }, 'reading queue depths for the metrics failed'),
+    },
   );
   const meter = createInvocationMeter(metrics, { maxTracked: 50_000 });
   // Metered through its own deps (what it queues, reads, waits for) and its answers: the path itself is unchanged.

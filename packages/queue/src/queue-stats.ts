@@ -21,8 +21,8 @@ export interface QueueStats {
 
 /**
  * Read-only counts of the invocation queues, for metrics. Never scans: the counts come from the queue's
- * own script (XLEN, XPENDING summary, ZCARD) and the oldest waiting job from the consumer group's
- * last-delivered id, so the cost per version is the same whatever the queue's length.
+ * own script (XLEN, XPENDING summary, ZCARD) and the oldest waiting job from one XPENDING summary and one
+ * XRANGE … COUNT 1, so the cost per version is the same whatever the queue's length.
  */
 export function createQueueStats(redis: RedisClient, keys: Keys): QueueStats {
   const r = withRequestScripts(redis);
@@ -40,28 +40,20 @@ export function createQueueStats(redis: RedisClient, keys: Keys): QueueStats {
     },
   };
 
-  /** The id of the first entry after the group's last delivered one: the oldest job no worker took. */
+  /**
+   * The id of the oldest job no worker has taken. A job leaves its stream as it is acknowledged (its answer
+   * stored, or its retry delayed), so the stream holds the taken jobs (pending in the group) and after them the
+   * waiting ones: the oldest waiting is the first entry after the newest pending one (XINFO GROUPS would say
+   * the same, but a cluster client cannot route it by key).
+   */
   async function oldestWaitingEntry(stream: string): Promise<string | undefined> {
-    const groups = (await redis.xinfo('GROUPS', stream).catch((err: unknown) => {
-      // No stream yet, or no worker ever read it: every entry (if any) is waiting.
-      if (isNoGroup(err) || /no such key/i.test(String(err))) return [];
+    const summary = (await redis.xpending(stream, WORKERS_GROUP).catch((err: unknown) => {
+      // No worker ever read this queue (or it does not exist): every entry, if any, is waiting.
+      if (isNoGroup(err)) return [0];
       throw err;
     })) as unknown[];
-    const group = groups.map(fieldsOf).find((g) => g.name === WORKERS_GROUP);
-    const after = group?.['last-delivered-id'];
-    const start = after && after !== '0-0' ? `(${after}` : '-';
-    const [first] = await redis.xrange(stream, start, '+', 'COUNT', 1);
+    const newestPending = Number(summary[0]) > 0 && typeof summary[2] === 'string' ? summary[2] : undefined;
+    const [first] = await redis.xrange(stream, newestPending ? `(${newestPending}` : '-', '+', 'COUNT', 1);
     return first?.[0];
   }
-}
-
-/** XINFO's flat [field, value, ...] reply as a record of its string values. */
-function fieldsOf(reply: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!Array.isArray(reply)) return out;
-  for (let i = 0; i + 1 < reply.length; i += 2) {
-    const value: unknown = reply[i + 1];
-    if (typeof value === 'string' || typeof value === 'number') out[String(reply[i])] = String(value);
-  }
-  return out;
 }

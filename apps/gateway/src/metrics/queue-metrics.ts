@@ -11,6 +11,8 @@ interface VersionRow {
 export interface QueueMetricsOptions {
   /** A scrape within this long of the last read answers from it: Redis is read at most once per period. */
   cacheMs: number;
+  /** A read that failed (the scrape goes on without the queue series). */
+  onError: (err: unknown) => void;
 }
 
 /**
@@ -34,8 +36,9 @@ export function registerQueueMetrics(
     // Redis unreachable: the series vanish (an autoscaler must not act on old depths) and the gateway's
     // other metrics are still served; the next scrape tries again.
     reading ??= read()
-      .catch(() => {
+      .catch((err: unknown) => {
         rows = [];
+        opts.onError(err);
       })
       .finally(() => {
         reading = undefined;
