@@ -121,6 +121,21 @@ describe('gateway metrics (GET /metrics on GATEWAY_METRICS_PORT)', () => {
     await child.exited;
   });
 
+  it('counts a large result handed out as a 302 under status 302', async () => {
+    const { gw, metrics } = await metricsGateway();
+    // Answers over 64 bytes are stored and redirected to (NVCF: results over 5 MiB).
+    const worker = await h.worker({ MAX_DIRECT_RESULT_BYTES: '64' });
+    const res = await pexec(gw.url, `/v2/nvcf/pexec/functions/${fnId('simple')}`, simpleRequest());
+    expect(res.status).toBe(302);
+    await res.arrayBuffer();
+    const samples = await eventually(metrics, (s) =>
+      expect(sampleValue(s, 'nvcf_gateway_invocations_total', { ...simple, status: '302' })).toBe(1),
+    );
+    expect(sampleValue(samples, 'nvcf_gateway_http_responses_total', { route: PEXEC_ROUTE, code: '302' })).toBe(1);
+    expect(sampleValue(samples, 'nvcf_gateway_invocations_total', { ...simple, status: '200' })).toBe(0);
+    await worker.close();
+  });
+
   it('counts 401, 403 and 429 answers by route', async () => {
     const { gw, metrics } = await metricsGateway({ RATE_LIMIT_PER_MINUTE: '1' });
     const path = `/v2/nvcf/pexec/functions/${fnId('simple')}`;
