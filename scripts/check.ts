@@ -40,8 +40,9 @@ if (spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0) 
   // An empty env file: a developer's own .env must not make the check pass.
   const noEnvFile = join(mkdtempSync(join(tmpdir(), 'nvcf-compose-')), 'empty.env');
   writeFileSync(noEnvFile, '');
-  // `--profile gpu`: the GPU worker's service is checked too.
-  const compose = ['-f', 'docker-compose.yml', '--env-file', noEnvFile, '--profile', 'gpu', 'config', '-q'];
+  // `--profile gpu` and `--profile observability`: the GPU worker's and the monitoring services are checked too.
+  const profiles = ['--profile', 'gpu', '--profile', 'observability'];
+  const compose = ['-f', 'docker-compose.yml', '--env-file', noEnvFile, ...profiles, 'config', '-q'];
   check('docker-compose.yml', 'docker-compose', compose, { ...process.env, ...secrets });
   const without = spawnSync('docker-compose', compose, { stdio: 'pipe', env: { PATH: process.env.PATH ?? '' } });
   const refused =

@@ -60,6 +60,7 @@ export async function startProductStack(opts: ProductStackOptions): Promise<Prod
       GATEWAY_HOST: '127.0.0.1',
       GATEWAY_PORT: String(port),
       GATEWAY_GRPC_PORT: String(grpcPort),
+      GATEWAY_METRICS_PORT: '-1',
       NVCF_BOOTSTRAP_ADMIN_KEY: adminKey,
       // The benchmark measures the path, not the per-credential budgets of production.
       RATE_LIMIT_PER_MINUTE: '0',

@@ -62,6 +62,7 @@ export async function startScaleStack(opts: ScaleStackOptions): Promise<ScaleSta
             GATEWAY_HOST: '127.0.0.1',
             GATEWAY_PORT: String(port),
             GATEWAY_GRPC_PORT: '-1',
+            GATEWAY_METRICS_PORT: '-1',
             NVCF_BOOTSTRAP_ADMIN_KEY: adminKey,
             // The figures are the path's, not production's per-credential budgets.
             RATE_LIMIT_PER_MINUTE: '0',

@@ -9,6 +9,7 @@ import type {
 } from '@nvcf/queue';
 import { accessLog, type Logger } from '@nvcf/service-kit';
 import { Hono } from 'hono';
+import { every } from 'hono/combine';
 import { cors } from 'hono/cors';
 import { type AssetService, assetRoutes } from './assets/index.ts';
 import type { Authenticator } from './auth/authenticator.ts';
@@ -20,6 +21,8 @@ import { errorToProblem, problemResponse } from './http/problem-response.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import type { InvocationService } from './invocation/invocation-service.ts';
 import type { RequestCancellation } from './invocation/request-cancellation.ts';
+import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
+import { httpMetrics, openRequestsGauge } from './metrics/http-metrics.ts';
 import type { ResultLinks } from './results/result-links.ts';
 import { deploymentRoutes } from './routes/deployment-routes.ts';
 import { execRoutes } from './routes/exec-routes.ts';
@@ -54,12 +57,15 @@ export interface GatewayAppDeps {
   forwardHeaders: readonly string[];
   /** Open long-polls and event streams per credential before 429 (0: unlimited). */
   maxOpenRequestsPerCredential: number;
+  /** Prometheus metrics: responses by route and status, open long-polls and streams. */
+  metrics: GatewayMetrics;
 }
 
 /** The gateway's HTTP surface. Pure wiring: every route parses, calls a service, maps the result. */
 export function createGatewayApp(deps: GatewayAppDeps): Hono {
   const app = new Hono();
   app.use(accessLog(deps.logger));
+  app.use(httpMetrics(deps.metrics));
   app.use(
     cors({
       origin: '*',
@@ -71,7 +77,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   app.route('/', functionRoutes(deps.registry, deps.functions, deps.auth));
   app.route('/', deploymentRoutes(deps.registry, deps.functions, deps.auth, deps.keys));
   const limit = rateLimit(deps.limiter);
-  const waits = openWaitLimit(deps.maxOpenRequestsPerCredential);
+  const waits = every(openWaitLimit(deps.maxOpenRequestsPerCredential), openRequestsGauge(deps.metrics));
   const resultUrl = (id: string, origin: string) => deps.results.url(id, origin);
   app.route('/', pexecRoutes(deps.invocations, deps.auth, { ...deps, limit, waits, resultUrl }));
   app.route(

@@ -6,6 +6,7 @@ describe('gateway config', () => {
     const c = loadGatewayConfig({});
     expect(c).toMatchObject({
       port: 8080,
+      metricsPort: 8082,
       maxRequestBodyBytes: 5 * 1024 * 1024,
       defaultPollSeconds: 60,
       requestTtlSeconds: 3600,

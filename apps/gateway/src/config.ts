@@ -7,6 +7,8 @@ export const GatewayEnv = z.object({
   GATEWAY_HOST: envString('0.0.0.0'),
   GATEWAY_PORT: envInt(8080, 0, 65535),
   GATEWAY_GRPC_PORT: envInt(8081, -1, 65535),
+  GATEWAY_METRICS_PORT: envInt(8082, -1, 65535),
+  GATEWAY_METRICS_QUEUE_CACHE_MS: envInt(2000, 0, 60_000),
   GATEWAY_SHUTDOWN_GRACE_MS: envInt(10_000, 0, 3_600_000),
   STREAM_RESUME_GRACE_MS: envInt(3_000, 0, 600_000),
   MAX_REQUEST_BODY_BYTES: envInt(5 * 1024 * 1024, 1),
@@ -51,6 +53,10 @@ export interface GatewayConfig {
   port: number;
   /** gRPC port (inference.GRPCInferenceService routed by `function-id` metadata); -1 disables, 0 picks one. */
   grpcPort: number;
+  /** Prometheus `GET /metrics` port, no API key; -1 disables, 0 picks one. */
+  metricsPort: number;
+  /** Queue depths and live workers are read from Redis at most this often, however many scrapes come. */
+  metricsQueueCacheMs: number;
   /** How long a stopping gateway lets open event streams run before it cuts them. */
   shutdownGraceMs: number;
   /** How long a request whose starting event stream dropped waits for a resume before it is cancelled. */
@@ -114,6 +120,8 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     host: env.GATEWAY_HOST,
     port: env.GATEWAY_PORT,
     grpcPort: env.GATEWAY_GRPC_PORT,
+    metricsPort: env.GATEWAY_METRICS_PORT,
+    metricsQueueCacheMs: env.GATEWAY_METRICS_QUEUE_CACHE_MS,
     shutdownGraceMs: env.GATEWAY_SHUTDOWN_GRACE_MS,
     streamResumeGraceMs: env.STREAM_RESUME_GRACE_MS,
     redisUrl: env.REDIS_URL,

@@ -10,6 +10,7 @@ import {
   createIdempotencyStore,
   createInvocationProducer,
   createKeys,
+  createQueueStats,
   createRateLimiter,
   createRedis,
   createRequestStore,
@@ -30,12 +31,18 @@ import { createFunctionResolver } from './invocation/function-resolver.ts';
 import { createInvocationService } from './invocation/invocation-service.ts';
 import { createQueueGuard } from './invocation/queue-guard.ts';
 import { createRequestCancellation } from './invocation/request-cancellation.ts';
+import { createGatewayMetrics } from './metrics/gateway-metrics.ts';
+import { createInvocationMeter } from './metrics/invocation-meter.ts';
+import { startMetricsServer } from './metrics/metrics-server.ts';
+import { registerQueueMetrics } from './metrics/queue-metrics.ts';
 import { createResultLinks } from './results/result-links.ts';
 
 export interface RunningGateway {
   url: string;
   /** The gRPC port (0 when disabled). */
   grpcPort: number;
+  /** The Prometheus metrics port (0 when disabled). */
+  metricsPort: number;
   port: number;
   /** Stops accepting, lets open long-polls end, closes Redis. */
   close(): Promise<void>;
@@ -60,18 +67,30 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     ttlSeconds: config.requestTtlSeconds,
   });
   const functions = createFunctionResolver(registry, { cacheMs: config.functionCacheMs });
-  const invocations = createInvocationService({
+  const metrics = createGatewayMetrics();
+  registerQueueMetrics(
+    metrics.registry,
+    { functions: registry, stats: createQueueStats(redis, keys) },
+    {
+      cacheMs: config.metricsQueueCacheMs,
+      onError: (err) => log.warn({ err }, 'reading queue depths for the metrics failed'),
+    },
+  );
+  const meter = createInvocationMeter(metrics, { maxTracked: 50_000 });
+  // Metered through its own deps (what it queues, reads, waits for) and its answers: the path itself is unchanged.
+  const unmetered = createInvocationService({
     functions,
     queueGuard: createQueueGuard(producer, { maxDepth: config.maxQueueDepth, cacheMs: 250 }),
-    store,
-    producer,
-    completions,
+    store: meter.store(store),
+    producer: meter.producer(producer),
+    completions: meter.completions(completions),
     idempotency: createIdempotencyStore(redis, keys, { ttlSeconds: config.requestTtlSeconds }),
     maxInlineResultBytes: config.maxInlineResultBytes,
     maxJobInputBytes: config.maxJobInputBytes,
     sequences: createSequenceRouter(redis, keys, registry, { ttlSeconds: config.sequenceOwnerTtlSeconds }),
     onBackgroundError: (err, requestId) => log.warn({ err, requestId }, 'marking an inline result delivered failed'),
   });
+  const invocations = meter.service(unmetered);
   const keyStore = createApiKeyStore(redis, keys);
   if (config.bootstrapAdminKey) {
     // Created once: a revoked bootstrap key stays revoked across restarts (set a new one to get a new admin).
@@ -133,6 +152,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     results,
     assets,
     keys,
+    metrics,
     functions: createFunctionService(registry, {
       ncaId: config.ncaId,
       onChange: (fid) => functions.invalidate(fid),
@@ -199,12 +219,18 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
         )
       : undefined;
   if (grpc) log.info({ port: grpc.port }, 'gateway gRPC listening');
+  const metricsServer =
+    config.metricsPort >= 0
+      ? await startMetricsServer(metrics.registry, { host: config.host, port: config.metricsPort })
+      : undefined;
+  if (metricsServer) log.info({ port: metricsServer.port }, 'gateway metrics listening');
 
   let closing: Promise<void> | undefined;
   return {
     url: `http://${host}:${port}`,
     port,
     grpcPort: grpc?.port ?? 0,
+    metricsPort: metricsServer?.port ?? 0,
     close() {
       closing ??= shutdown();
       return closing;
@@ -216,6 +242,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     assetSweeper.stop();
     clearInterval(resultSweeper);
     const grpcClosed = grpc?.close();
+    const metricsClosed = metricsServer?.close();
     // New connections are refused at once; open event streams get `shutdownGraceMs` to finish.
     const drained = new Promise<void>((resolve) => server.close(() => resolve()));
     if ('closeIdleConnections' in server) server.closeIdleConnections();
@@ -230,6 +257,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     }
     await completions.close();
     await grpcClosed;
+    await metricsClosed;
     await producer.close();
     redis.disconnect();
     subscriber.disconnect();

@@ -58,6 +58,7 @@ export async function startChaosCluster(
       GATEWAY_HOST: '127.0.0.1',
       GATEWAY_PORT: String(port),
       GATEWAY_GRPC_PORT: '-1',
+      GATEWAY_METRICS_PORT: '-1',
       NVCF_BOOTSTRAP_ADMIN_KEY: adminKey,
       RATE_LIMIT_PER_MINUTE: '0',
       MAX_OPEN_REQUESTS_PER_CREDENTIAL: '0',

@@ -9,6 +9,7 @@ export * from './invocation-consumer.ts';
 export * from './invocation-producer.ts';
 export * from './job-contract.ts';
 export * from './keys.ts';
+export * from './queue-stats.ts';
 export * from './rate-limiter.ts';
 export * from './redis-connection.ts';
 export * from './redis-target.ts';

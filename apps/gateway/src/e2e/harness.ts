@@ -101,6 +101,7 @@ export async function createHarness(
     MODEL_REPOSITORY: modelRepository,
     GATEWAY_PORT: '0',
     GATEWAY_GRPC_PORT: '0',
+    GATEWAY_METRICS_PORT: '0',
     ASSET_STORE_DIR: assetDir,
     GATEWAY_HOST: '127.0.0.1',
     WORKER_LOCK_DURATION_MS: '2000',

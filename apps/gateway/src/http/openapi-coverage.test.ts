@@ -4,6 +4,7 @@ import { findTargetHandler, isMiddleware } from 'hono/utils/handler';
 import { describe, expect, it } from 'vitest';
 import { createGatewayApp, type GatewayAppDeps } from '../app.ts';
 import { createOpenApiValidator, type OpenApiDocument } from '../e2e/openapi-validator.ts';
+import { createGatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { createResultLinks } from '../results/result-links.ts';
 import { DOCS_PATH, OPENAPI_PATH, OPENAPI_TITLE } from './openapi-routes.ts';
 
@@ -46,6 +47,7 @@ function buildApp(): Hono {
     healthTimeoutMs: 1000,
     forwardHeaders: [],
     maxOpenRequestsPerCredential: 0,
+    metrics: createGatewayMetrics(),
   };
   return createGatewayApp(deps);
 }

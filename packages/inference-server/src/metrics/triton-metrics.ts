@@ -1,6 +1,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { InferenceCore } from '../core/core-types.ts';
 import type { ModelStatistics, ModelStatisticsSnapshot } from '../core/model-statistics.ts';
+import { registerHostMetrics } from './host-metrics.ts';
 
 const LABELS = ['model', 'version'] as const;
 
@@ -85,5 +86,7 @@ export function createTritonMetrics(core: InferenceCore): Registry {
     'Cumulative inference compute output duration in microseconds',
     (s) => us(stat(s).compute_output.ns),
   );
+  // Triton's CPU and GPU utilisation and memory beside them, as Triton serves them on the same port.
+  registerHostMetrics(registry);
   return registry;
 }
