@@ -50,16 +50,19 @@ const container = ContainerSpec.parse({
   image: 'img',
   health: { uri: '/health', timeoutMs: 1000, expectedStatusCode: 200 },
 });
-const fv = FunctionVersion.parse({
-  id: randomUUID(),
-  versionId: randomUUID(),
-  name: 'unit',
-  ncaId: 'nca',
-  createdAt: new Date().toISOString(),
-  inferenceUrl: '/infer',
-  deployment: null,
+const fv = {
+  ...FunctionVersion.parse({
+    id: randomUUID(),
+    versionId: randomUUID(),
+    name: 'unit',
+    ncaId: 'nca',
+    createdAt: new Date().toISOString(),
+    inferenceUrl: '/infer',
+    deployment: null,
+    container,
+  }),
   container,
-});
+};
 
 /** A processor for `fv` whose server is at `base`; `healthy: false` as no server is up. */
 async function processorFor(base: URL, opts: { healthy?: boolean; timeoutMs?: number } = {}) {
