@@ -31,6 +31,7 @@ import { healthRoutes } from './routes/health-routes.ts';
 import { keyRoutes } from './routes/key-routes.ts';
 import { pexecRoutes } from './routes/pexec-routes.ts';
 import { queueRoutes } from './routes/queue-routes.ts';
+import { statsRoutes } from './routes/stats-routes.ts';
 
 export interface GatewayAppDeps {
   logger: Logger;
@@ -94,6 +95,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   app.route('/', queueRoutes(deps));
   app.route('/', assetRoutes(deps));
   app.route('/', keyRoutes(deps));
+  app.route('/', statsRoutes(deps));
   // No credential: the document describes every route above (those with a `describeRoute`).
   app.route('/', openApiRoutes(app));
   app.notFound((c) => problemResponse(404, `No route for ${c.req.method} ${c.req.path}`, { instance: c.req.path }));
