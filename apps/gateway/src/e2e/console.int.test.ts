@@ -1,0 +1,115 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningGateway } from '../server.ts';
+import { ADMIN_KEY, createHarness, type Harness } from './harness.ts';
+
+/** Debian's chromium (`apt-get install chromium`; `bash scripts/nvcf.sh test` installs it as root), or CHROMIUM_PATH. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Screenshots, kept as test artifacts (git-ignored); docs/images/console.png is one of them. */
+const ARTIFACTS = join(import.meta.dirname, '..', '..', '..', '..', 'test-results', 'console');
+/** Generous: a wait ends when the page shows the state, never because time passed. */
+const UI = { timeout: 30_000 };
+
+let h: Harness;
+let gw: RunningGateway;
+let browser: Browser;
+let page: Page | undefined;
+
+beforeAll(async () => {
+  h = await createHarness();
+  gw = await h.gateway();
+  // Publish the repository's models, then leave no worker: an invocation waits in its queue until the test starts one.
+  await (await h.worker()).close();
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  await mkdir(ARTIFACTS, { recursive: true });
+});
+afterAll(async () => {
+  await page?.close();
+  await browser?.close();
+  await h?.close();
+});
+
+const row = (p: Page, name: string) => p.locator(`#functions-table tr[data-function="${name}"]`);
+const tab = (p: Page, name: string) => p.locator(`nav button[data-tab="${name}"]`).click();
+
+describe('/console in a browser', () => {
+  it('logs in, creates and deploys a function, invokes it from the playground and charts its queue', async () => {
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const p = page;
+    const elsewhere: string[] = [];
+    p.on('request', (req) => {
+      const url = req.url();
+      if (!url.startsWith(gw.url) && !url.startsWith('data:') && !url.startsWith('blob:')) elsewhere.push(url);
+    });
+    const failures: string[] = [];
+    p.on('pageerror', (err) => failures.push(err.message));
+
+    const res = await p.goto(`${gw.url}/console`);
+    expect(res?.status()).toBe(200);
+    // A wrong key is refused and the page stays at the login.
+    await p.fill('#api-key', 'nvapi-not-a-key');
+    await p.click('#login-form button[type=submit]');
+    await p.locator('#login-error').getByText('Login failed').waitFor(UI);
+    await p.fill('#api-key', ADMIN_KEY);
+    await p.click('#login-form button[type=submit]');
+    await row(p, 'simple').waitFor(UI);
+    expect(await p.evaluate(() => sessionStorage.getItem('nvcf-console-key'))).toBe(ADMIN_KEY);
+    await expect(row(p, 'simple').locator('td').nth(3).textContent()).resolves.toContain('INPUT0 INT32[-1,16]');
+
+    // Create a function from the repository's `simple`, then deploy it with minInstances 0.
+    await p.fill('#create-name', 'console-sum');
+    await p.selectOption('#create-model', 'model-repository://simple/1');
+    await p.click('#create-form button[type=submit]');
+    await row(p, 'console-sum').locator('td.status-INACTIVE').waitFor(UI);
+    await row(p, 'console-sum').getByRole('button', { name: 'Deploy', exact: true }).click();
+    await row(p, 'console-sum').locator('td.status-DEPLOYING').waitFor(UI);
+
+    // The live view of the version: its queue is empty.
+    await row(p, 'console-sum').getByRole('button', { name: 'Live', exact: true }).click();
+    await p.locator('#chart-queue .value[data-value="0"]').waitFor(UI);
+
+    // Invoke from the playground, prefilled from the signature; no worker yet, so the request waits in the queue.
+    await tab(p, 'functions');
+    await row(p, 'console-sum').getByRole('button', { name: 'Invoke', exact: true }).click();
+    // The playground fills the request once it has read the function list.
+    await p.waitForFunction("document.querySelector('#playground-body').value.includes('INPUT1')", undefined, UI);
+    const request = JSON.parse(await p.inputValue('#playground-body')) as {
+      inputs: { name: string; shape: number[] }[];
+    };
+    expect(request.inputs.map((i) => [i.name, i.shape])).toEqual([
+      ['INPUT0', [1, 16]],
+      ['INPUT1', [1, 16]],
+    ]);
+    await p.click('#playground-send');
+    await tab(p, 'live');
+    await p.locator('#chart-queue .value[data-value="1"]').waitFor(UI);
+    await p.screenshot({ path: join(ARTIFACTS, 'live-queued.png'), fullPage: true });
+
+    // A worker comes: the request runs, the queue drains, the throughput chart sees one answer.
+    await h.worker();
+    await p.locator('#chart-queue .value[data-value="0"]').waitFor(UI);
+    await p.locator('#chart-throughput:not([data-max="0"])').waitFor(UI);
+    await p.screenshot({ path: join(ARTIFACTS, 'live-drained.png'), fullPage: true });
+
+    await tab(p, 'playground');
+    await p.locator('#playground-status[data-status="200"]').waitFor(UI);
+    const answer = JSON.parse((await p.textContent('#playground-response')) ?? '') as {
+      outputs: { name: string; data: number[] }[];
+    };
+    // The placeholder data: INPUT0 = INPUT1 = 1..16, so OUTPUT0 = 2..32.
+    expect(answer.outputs.find((o) => o.name === 'OUTPUT0')?.data.slice(0, 3)).toEqual([2, 4, 6]);
+    await expect(p.locator('#playground-headers').textContent()).resolves.toContain('fulfilled');
+    await p.screenshot({ path: join(ARTIFACTS, 'playground.png'), fullPage: true });
+
+    await tab(p, 'functions');
+    await row(p, 'console-sum').locator('td.instances', { hasText: '1' }).waitFor(UI);
+    await p.screenshot({ path: join(ARTIFACTS, 'functions.png'), fullPage: true });
+
+    expect(failures).toEqual([]);
+    expect(elsewhere).toEqual([]);
+    await p.close();
+    page = undefined;
+  });
+});
