@@ -38,7 +38,7 @@ export function playgroundView(root) {
   };
   picker.addEventListener('change', prefill);
 
-  const showResponse = async (/** @type {Response} */ res) => {
+  const showHead = (/** @type {Response} */ res) => {
     replace(status, `HTTP ${res.status} ${res.statusText}`);
     status.setAttribute('data-status', String(res.status));
     replace(
@@ -47,6 +47,9 @@ export function playgroundView(root) {
         h('tr', {}, h('th', {}, n), h('td', {}, res.headers.get(n) ?? '')),
       ),
     );
+  };
+  const showResponse = async (/** @type {Response} */ res) => {
+    showHead(res);
     const text = await res.text();
     try {
       replace(output, pretty(JSON.parse(text)));
@@ -63,6 +66,7 @@ export function playgroundView(root) {
     inFlight = abort;
     replace(status, 'Sending…');
     status.removeAttribute('data-status');
+    status.removeAttribute('data-stream');
     replace(headers);
     replace(output);
     replace(events);
@@ -89,12 +93,12 @@ export function playgroundView(root) {
       let res = await call(`/v2/nvcf/pexec/functions/${f.id}/versions/${f.versionId}`, init);
       record(res);
       if (stream.checked && res.ok && res.headers.get('content-type')?.startsWith('text/event-stream') && res.body) {
-        replace(status, `HTTP ${res.status} streaming`);
+        showHead(res);
+        status.setAttribute('data-stream', 'open');
         await readEvents(res.body, (e) =>
           events.append(h('li', { class: e.event === 'error' ? 'error' : '' }, e.data)),
         );
-        replace(status, `HTTP ${res.status} stream ended`);
-        status.setAttribute('data-status', String(res.status));
+        status.setAttribute('data-stream', 'ended');
         return;
       }
       // Still running: show where it is, then ask again until the answer (or an error) comes.

@@ -31,6 +31,21 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** Opens the console in a new page and logs in with the admin key, recording requests that leave the gateway. */
+async function loggedIn(elsewhere: string[]): Promise<Page> {
+  const p = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page = p;
+  p.on('request', (req) => {
+    const url = req.url();
+    if (!url.startsWith(gw.url) && !url.startsWith('data:') && !url.startsWith('blob:')) elsewhere.push(url);
+  });
+  await p.goto(`${gw.url}/console`);
+  await p.fill('#api-key', ADMIN_KEY);
+  await p.click('#login-form button[type=submit]');
+  await row(p, 'simple').waitFor(UI);
+  return p;
+}
+
 const row = (p: Page, name: string) => p.locator(`#functions-table tr[data-function="${name}"]`);
 const tab = (p: Page, name: string) => p.locator(`nav button[data-tab="${name}"]`).click();
 
@@ -111,5 +126,81 @@ describe('/console in a browser', () => {
     expect(elsewhere).toEqual([]);
     await p.close();
     page = undefined;
+  });
+
+  it('streams a generative function’s tokens, looks the request up, and manages API keys and assets', async () => {
+    await h.worker();
+    const elsewhere: string[] = [];
+    const p = await loggedIn(elsewhere);
+
+    // Streaming: the events of `generative` appear one by one, the last `[DONE]`.
+    await tab(p, 'playground');
+    const generative = await p.locator('#playground-function option', { hasText: 'generative' }).getAttribute('value');
+    await p.selectOption('#playground-function', generative ?? '');
+    await p.fill('#playground-body', JSON.stringify({ prompt: 'H', max_tokens: 5 }));
+    await p.check('#playground-stream');
+    await p.click('#playground-send');
+    await p.locator('#playground-status[data-stream="ended"]').waitFor(UI);
+    const events = await p.locator('#playground-events li').allTextContents();
+    // A chunk per token (and one that finishes), then `[DONE]`.
+    expect(events.length).toBeGreaterThanOrEqual(6);
+    expect(events.at(-1)).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e) as { object: string });
+    expect(new Set(chunks.map((c) => c.object))).toEqual(new Set(['text_completion']));
+    const reqId =
+      (await p.locator('#playground-headers tr', { hasText: 'nvcf-reqid' }).locator('td').textContent()) ?? '';
+    expect(reqId).toMatch(/^[0-9a-f-]{36}$/);
+    await p.screenshot({ path: join(ARTIFACTS, 'playground-stream.png'), fullPage: true });
+
+    // Request lookup: its answer was streamed, so the API no longer has it; the tab's own timings remain.
+    await tab(p, 'requests');
+    await p.fill('#request-id', reqId);
+    await p.click('#requests form button[type=submit]');
+    await p.locator('#request-result td[data-status="404"]').waitFor(UI);
+    await expect(p.locator('#request-result').textContent()).resolves.toContain('generative: sent');
+
+    // API keys: the secret is shown once; revoking marks the key.
+    await tab(p, 'keys');
+    await p.fill('#key-name', 'console-reader');
+    await p
+      .locator('#keys label.scope', { hasText: /^list_functions$/ })
+      .locator('input')
+      .check();
+    await p.click('#keys form button[type=submit]');
+    const secret = (await p.locator('#key-secret code').textContent({ timeout: UI.timeout })) ?? '';
+    expect(secret).toMatch(/^nvapi-/);
+    const key = p.locator('#keys-table tr[data-key="console-reader"]');
+    await expect(key.locator('td').nth(2).textContent()).resolves.toBe('list_functions');
+    const listed = await fetch(`${gw.url}/v2/nvcf/functions`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(listed.status).toBe(200);
+    await p.screenshot({ path: join(ARTIFACTS, 'keys.png'), fullPage: true });
+    await key.getByRole('button', { name: 'Revoke' }).click();
+    await key
+      .locator('td')
+      .nth(5)
+      .filter({ hasText: /\d{4}-/ })
+      .waitFor(UI);
+    expect(await p.locator('#key-secret').textContent()).toBe('');
+
+    // Assets: an upload appears in the list.
+    await tab(p, 'assets');
+    await p.setInputFiles('#asset-file', {
+      name: 'tensor.bin',
+      mimeType: 'application/octet-stream',
+      buffer: Buffer.alloc(64, 1),
+    });
+    await p.click('#assets form button[type=submit]');
+    await p.locator('#assets-table td', { hasText: 'tensor.bin' }).waitFor(UI);
+
+    expect(elsewhere).toEqual([]);
+    await p.close();
+    page = undefined;
+  });
+
+  it('is not served with GATEWAY_CONSOLE=false', async () => {
+    const off = await h.gateway({ GATEWAY_CONSOLE: 'false' });
+    expect((await fetch(`${off.url}/console`)).status).toBe(404);
+    expect((await fetch(`${off.url}/console/main.js`)).status).toBe(404);
+    expect((await fetch(`${gw.url}/console/main.js`)).status).toBe(200);
   });
 });
