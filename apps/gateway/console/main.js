@@ -14,8 +14,11 @@ const byId = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.
 const views = {};
 let current = '';
 
-/** Switches tab; `arg` is what another view hands over (the function version to invoke or watch). */
-function open(/** @type {string} */ tab, /** @type {unknown} */ arg) {
+/**
+ * Switches tab; `arg` is what another view hands over (the function version to invoke or watch).
+ * @param {string} tab @param {unknown} [arg]
+ */
+function open(tab, arg) {
   if (current && current !== tab) views[current]?.hide?.();
   for (const s of document.querySelectorAll('section.tab')) s.toggleAttribute('hidden', s.id !== tab);
   for (const b of document.querySelectorAll('nav button[data-tab]')) {

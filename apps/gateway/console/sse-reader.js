@@ -1,7 +1,7 @@
 /**
  * Reads a `text/event-stream` body as it arrives (EventSource cannot send an Authorization header, so the
  * console streams with fetch), calling `onEvent` for each event.
- * @param {ReadableStream<Uint8Array>} body
+ * @param {ReadableStream<BufferSource>} body
  * @param {(e: { event: string, data: string, id: string }) => void} onEvent
  */
 export async function readEvents(body, onEvent) {
