@@ -44,6 +44,7 @@ export function functionsView(root, open) {
       h('label', {}, 'maxRequestConcurrency', deployment.concurrency),
       h('span', { class: 'hint' }, 'minInstances 0: invocable at once, requests wait until a worker comes.'),
     ),
+    h('button', { type: 'button', id: 'functions-refresh', onclick: () => refresh() }, 'Refresh'),
     message,
     table,
   );

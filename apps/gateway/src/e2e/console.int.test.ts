@@ -118,6 +118,21 @@ describe('/console in a browser', () => {
     await expect(p.locator('#playground-headers').textContent()).resolves.toContain('fulfilled');
     await p.screenshot({ path: join(ARTIFACTS, 'playground.png'), fullPage: true });
 
+    // What the charts are drawn from: this gateway's counters of the version, through the public API.
+    const versionId = await row(p, 'console-sum').getAttribute('data-version');
+    const fid = (await row(p, 'console-sum').locator('td code').first().textContent()) ?? '';
+    const stats = await fetch(`${gw.url}/v2/nvcf/stats/functions/${fid}/versions/${versionId}`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect(stats.status).toBe(200);
+    expect(await stats.json()).toMatchObject({
+      functionVersionId: versionId,
+      queueDepth: 0,
+      accepted: 1,
+      finished: { '200': 1 },
+      latency: { count: 1 },
+    });
+
     await tab(p, 'functions');
     await row(p, 'console-sum').locator('td.instances', { hasText: '1' }).waitFor(UI);
     await p.screenshot({ path: join(ARTIFACTS, 'functions.png'), fullPage: true });
