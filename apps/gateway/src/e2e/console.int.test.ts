@@ -197,6 +197,33 @@ describe('/console in a browser', () => {
       .waitFor(UI);
     expect(await p.locator('#key-secret').textContent()).toBe('');
 
+    // A function's whole life: create, deploy, edit its description, undeploy, delete.
+    await tab(p, 'functions');
+    await p.fill('#create-name', 'console-life');
+    await p.selectOption('#create-model', 'model-repository://simple/1');
+    await p.click('#create-form button[type=submit]');
+    const life = row(p, 'console-life');
+    await life.locator('td.status-INACTIVE').waitFor(UI);
+    await life.getByRole('button', { name: 'Deploy', exact: true }).click();
+    await life.locator('td.status-DEPLOYING, td.status-ACTIVE').waitFor(UI);
+    await life.locator('input').fill('sums, from the console');
+    const saved = p.waitForResponse((r) => r.url().includes('/v2/nvcf/metadata/') && r.request().method() === 'PUT');
+    await life.getByRole('button', { name: 'Save description' }).click();
+    expect((await saved).status()).toBe(200);
+    const lifeId = (await life.locator('td code').first().textContent()) ?? '';
+    const lifeVersion = (await life.getAttribute('data-version')) ?? '';
+    const described = await fetch(`${gw.url}/v2/nvcf/functions/${lifeId}/versions/${lifeVersion}`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect(((await described.json()) as { function: { description: string } }).function.description).toBe(
+      'sums, from the console',
+    );
+    await life.getByRole('button', { name: 'Undeploy', exact: true }).click();
+    await life.locator('td.status-INACTIVE').waitFor(UI);
+    await life.getByRole('button', { name: 'Delete', exact: true }).click();
+    await life.waitFor({ state: 'detached', ...UI });
+    await expect(p.locator('#functions .error').count()).resolves.toBe(0);
+
     // Assets: an upload appears in the list.
     await tab(p, 'assets');
     await p.setInputFiles('#asset-file', {
