@@ -224,6 +224,14 @@ describe('/console in a browser', () => {
     await life.waitFor({ state: 'detached', ...UI });
     await expect(p.locator('#functions .error').count()).resolves.toBe(0);
 
+    // A function from an uploaded .onnx file (sent as an asset, then named by `asset://<id>`).
+    await p.fill('#create-name', 'uploaded-sum');
+    await p.selectOption('#create-model', '');
+    await p.setInputFiles('#create-file', join(h.modelRepository, 'simple', '1', 'model.onnx'));
+    await p.click('#create-form button[type=submit]');
+    await row(p, 'uploaded-sum').locator('td.status-INACTIVE').waitFor(UI);
+    await expect(row(p, 'uploaded-sum').locator('td').nth(3).textContent()).resolves.toContain('INPUT0 INT32');
+
     // Assets: an upload appears in the list.
     await tab(p, 'assets');
     await p.setInputFiles('#asset-file', {
