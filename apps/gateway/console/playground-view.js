@@ -16,7 +16,7 @@ const SHOWN_HEADERS = ['nvcf-reqid', 'nvcf-status', 'nvcf-percent-complete', 'lo
 export function playgroundView(root) {
   const picker = /** @type {HTMLSelectElement} */ (h('select', { id: 'playground-function' }));
   const about = h('p', { class: 'hint' });
-  const body = /** @type {HTMLTextAreaElement} */ (h('textarea', { id: 'playground-body', spellcheck: false }));
+  const body = /** @type {HTMLTextAreaElement} */ (h('textarea', { id: 'playground-body', spellcheck: 'false' }));
   const stream = /** @type {HTMLInputElement} */ (h('input', { type: 'checkbox', id: 'playground-stream' }));
   const poll = /** @type {HTMLInputElement} */ (h('input', { type: 'number', min: '1', max: '3600', value: '5' }));
   const status = h('p', { id: 'playground-status' });

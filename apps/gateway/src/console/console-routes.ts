@@ -15,11 +15,11 @@ const TYPES: Record<string, string> = {
 };
 
 /**
- * The page may load and call nothing but this origin: no CDN, no web font, no third-party script, even if a
- * future edit tries (the browser refuses it). Inline styles are allowed for the charts' generated SVG.
+ * The page may load and call nothing but this origin: no CDN, no web font, no third-party script, no inline
+ * script, even if a future edit tries (the browser refuses it).
  */
 const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
   "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 const FILE_ROUTE = '/console/:file{[a-z0-9-]+\\.(?:js|css|html)}';

@@ -60,6 +60,10 @@ describe('/console in a browser', () => {
     });
     const failures: string[] = [];
     p.on('pageerror', (err) => failures.push(err.message));
+    // What the page's Content-Security-Policy refused (an inline style, a script from elsewhere) is a bug.
+    p.on('console', (msg) => {
+      if (msg.type() === 'error' && msg.text().includes('Content Security Policy')) failures.push(msg.text());
+    });
 
     const res = await p.goto(`${gw.url}/console`);
     expect(res?.status()).toBe(200);
