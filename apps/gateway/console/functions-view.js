@@ -25,7 +25,7 @@ function repositoryModels(/** @type {FunctionDto[]} */ fns) {
  */
 export function functionsView(root, open) {
   const message = h('div');
-  const table = h('div');
+  const table = h('div', { id: 'functions-list' });
   const createForm = h('div');
   const deployment = {
     min: /** @type {HTMLInputElement} */ (h('input', { type: 'number', min: '0', value: '0', id: 'deploy-min' })),
@@ -185,6 +185,7 @@ export function functionsView(root, open) {
     );
   };
 
+  let refreshes = 0;
   async function refresh() {
     try {
       /** @type {{ functions: FunctionDto[] }} */
@@ -211,6 +212,8 @@ export function functionsView(root, open) {
     } catch (err) {
       replace(table, errorText(err));
     }
+    // Counts the lists drawn, so a script can tell a fresh list from the one before.
+    table.setAttribute('data-refreshed', String(++refreshes));
   }
 
   return { show: refresh };

@@ -47,7 +47,8 @@ export function liveView(root) {
       if (f !== watched) return;
       const now = Date.now();
       samples.push({ t: now, ...s });
-      samples = samples.filter((x) => x.t >= now - RATE_WINDOW_MS);
+      // Keep one read from before the window as the base: however far apart reads are, a change shows.
+      while (samples.length > 2 && (samples[1]?.t ?? now) <= now - RATE_WINDOW_MS) samples.shift();
       const first = samples[0] ?? { t: now, ...s };
       const r = rates(first, { t: now, ...s });
       charts.depth.push(now, s.queueDepth);

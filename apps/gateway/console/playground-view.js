@@ -40,7 +40,6 @@ export function playgroundView(root) {
 
   const showHead = (/** @type {Response} */ res) => {
     replace(status, `HTTP ${res.status} ${res.statusText}`);
-    status.setAttribute('data-status', String(res.status));
     replace(
       headers,
       ...SHOWN_HEADERS.filter((n) => res.headers.has(n)).map((n) =>
@@ -56,6 +55,8 @@ export function playgroundView(root) {
     } catch {
       replace(output, text);
     }
+    // Set last: whoever waits for the status (a test, a script) finds the body already shown.
+    status.setAttribute('data-status', String(res.status));
   };
 
   const send = async () => {
@@ -94,6 +95,7 @@ export function playgroundView(root) {
       record(res);
       if (stream.checked && res.ok && res.headers.get('content-type')?.startsWith('text/event-stream') && res.body) {
         showHead(res);
+        status.setAttribute('data-status', String(res.status));
         status.setAttribute('data-stream', 'open');
         await readEvents(res.body, (e) =>
           events.append(h('li', { class: e.event === 'error' ? 'error' : '' }, e.data)),

@@ -109,7 +109,7 @@ describe('/console in a browser', () => {
     // A worker comes: the request runs, the queue drains, the throughput chart sees one answer.
     await h.worker();
     await p.locator('#chart-queue .value[data-value="0"]').waitFor(UI);
-    await p.locator('#chart-throughput:not([data-max="0"])').waitFor(UI);
+    await p.locator('#chart-throughput[data-max]:not([data-max="0"])').waitFor(UI);
     await p.screenshot({ path: join(ARTIFACTS, 'live-drained.png'), fullPage: true });
 
     await tab(p, 'playground');
@@ -138,7 +138,14 @@ describe('/console in a browser', () => {
     });
 
     await tab(p, 'functions');
-    await row(p, 'console-sum').locator('td.instances', { hasText: '1' }).waitFor(UI);
+    // The worker that answered serves the version; its heartbeat shows it as a live instance (refresh until then).
+    const deadline = Date.now() + UI.timeout;
+    while ((await row(p, 'console-sum').locator('td.instances').textContent()) !== '1') {
+      if (Date.now() > deadline) throw new Error('the live instance never showed');
+      const drawn = Number(await p.getAttribute('#functions-list', 'data-refreshed'));
+      await p.click('#functions-refresh');
+      await p.locator(`#functions-list[data-refreshed="${drawn + 1}"]`).waitFor(UI);
+    }
     await p.screenshot({ path: join(ARTIFACTS, 'functions.png'), fullPage: true });
 
     expect(failures).toEqual([]);
