@@ -13,6 +13,7 @@ import { every } from 'hono/combine';
 import { cors } from 'hono/cors';
 import { type AssetService, assetRoutes } from './assets/index.ts';
 import type { Authenticator } from './auth/authenticator.ts';
+import { consoleRoutes } from './console/console-routes.ts';
 import type { FunctionService } from './control/function-service.ts';
 import type { EventStreamDeps } from './http/event-stream-response.ts';
 import { openWaitLimit } from './http/open-waits.ts';
@@ -31,6 +32,7 @@ import { healthRoutes } from './routes/health-routes.ts';
 import { keyRoutes } from './routes/key-routes.ts';
 import { pexecRoutes } from './routes/pexec-routes.ts';
 import { queueRoutes } from './routes/queue-routes.ts';
+import { statsRoutes } from './routes/stats-routes.ts';
 
 export interface GatewayAppDeps {
   logger: Logger;
@@ -59,6 +61,8 @@ export interface GatewayAppDeps {
   maxOpenRequestsPerCredential: number;
   /** Prometheus metrics: responses by route and status, open long-polls and streams. */
   metrics: GatewayMetrics;
+  /** Serve the web console at `/console` (static files; it calls the routes above with the user's key). */
+  console?: boolean;
 }
 
 /** The gateway's HTTP surface. Pure wiring: every route parses, calls a service, maps the result. */
@@ -94,6 +98,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   app.route('/', queueRoutes(deps));
   app.route('/', assetRoutes(deps));
   app.route('/', keyRoutes(deps));
+  app.route('/', statsRoutes(deps));
+  if (deps.console) app.route('/', consoleRoutes());
   // No credential: the document describes every route above (those with a `describeRoute`).
   app.route('/', openApiRoutes(app));
   app.notFound((c) => problemResponse(404, `No route for ${c.req.method} ${c.req.path}`, { instance: c.req.path }));

@@ -10,7 +10,13 @@ describe('gateway config', () => {
       maxRequestBodyBytes: 5 * 1024 * 1024,
       defaultPollSeconds: 60,
       requestTtlSeconds: 3600,
+      console: true,
     });
+  });
+
+  it('turns the web console off with GATEWAY_CONSOLE=false', () => {
+    expect(loadGatewayConfig({ GATEWAY_CONSOLE: 'false' }).console).toBe(false);
+    expect(() => loadGatewayConfig({ GATEWAY_CONSOLE: 'maybe' })).toThrow(/GATEWAY_CONSOLE/);
   });
 
   it('lists every problem at once', () => {

@@ -1,4 +1,12 @@
-import { envInt, envString, loadEnvConfig, objectStoreConfig, objectStoreEnv, sharedEnv } from '@nvcf/service-kit';
+import {
+  envBool,
+  envInt,
+  envString,
+  loadEnvConfig,
+  objectStoreConfig,
+  objectStoreEnv,
+  sharedEnv,
+} from '@nvcf/service-kit';
 import type { ObjectStoreConfig } from '@nvcf/storage';
 import { z } from 'zod';
 
@@ -9,6 +17,7 @@ export const GatewayEnv = z.object({
   GATEWAY_GRPC_PORT: envInt(8081, -1, 65535),
   GATEWAY_METRICS_PORT: envInt(8082, -1, 65535),
   GATEWAY_METRICS_QUEUE_CACHE_MS: envInt(2000, 0, 60_000),
+  GATEWAY_CONSOLE: envBool(true),
   GATEWAY_SHUTDOWN_GRACE_MS: envInt(10_000, 0, 3_600_000),
   STREAM_RESUME_GRACE_MS: envInt(3_000, 0, 600_000),
   MAX_REQUEST_BODY_BYTES: envInt(5 * 1024 * 1024, 1),
@@ -57,6 +66,8 @@ export interface GatewayConfig {
   metricsPort: number;
   /** Queue depths and live workers are read from Redis at most this often, however many scrapes come. */
   metricsQueueCacheMs: number;
+  /** The web console at `/console` (static files; every call it makes is the public API with the user's key). */
+  console: boolean;
   /** How long a stopping gateway lets open event streams run before it cuts them. */
   shutdownGraceMs: number;
   /** How long a request whose starting event stream dropped waits for a resume before it is cancelled. */
@@ -122,6 +133,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     grpcPort: env.GATEWAY_GRPC_PORT,
     metricsPort: env.GATEWAY_METRICS_PORT,
     metricsQueueCacheMs: env.GATEWAY_METRICS_QUEUE_CACHE_MS,
+    console: env.GATEWAY_CONSOLE,
     shutdownGraceMs: env.GATEWAY_SHUTDOWN_GRACE_MS,
     streamResumeGraceMs: env.STREAM_RESUME_GRACE_MS,
     redisUrl: env.REDIS_URL,

@@ -182,6 +182,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     cancellation: createRequestCancellation({ store, producer, events }),
     maxBodyBytes: config.maxRequestBodyBytes,
     defaultPollSeconds: config.defaultPollSeconds,
+    console: config.console,
   });
 
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {

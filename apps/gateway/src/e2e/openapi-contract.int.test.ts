@@ -111,6 +111,9 @@ describe('the control plane', () => {
     expectStatus(await call('GET', `/v2/nvcf/queues/functions/${fnId('simple')}`), 200);
     expectStatus(await call('GET', `/v2/nvcf/queues/functions/${fnId('simple')}/versions/${verId('simple')}`), 200);
     expectStatus(await call('GET', `/v2/nvcf/queues/functions/${UNKNOWN}`), 404);
+    const stats = `/v2/nvcf/stats/functions/${fnId('simple')}/versions`;
+    expectStatus(await call('GET', `${stats}/${verId('simple')}`), 200);
+    expectStatus(await call('GET', `${stats}/${UNKNOWN}`), 404);
 
     expectStatus(await call('DELETE', `/v2/nvcf/functions/${fn.id}/versions/${vid}`), 204);
     expectStatus(await call('GET', `/v2/nvcf/functions/${fn.id}/versions/${vid}`), 404);
