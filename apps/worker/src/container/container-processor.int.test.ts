@@ -119,7 +119,7 @@ async function closedPort(): Promise<URL> {
 }
 
 const problemOf = async (processor: InvocationProcessor, job: InvocationJob, attempt: number) => {
-  const result = await processor(job, { attempt, maxAttempts: 3 });
+  const result = await processor(job, { attempt, maxAttempts: 3, queuedAt: Date.now() });
   return { status: result?.status, body: JSON.parse(result?.body.toString('utf8') ?? '{}') as Record<string, unknown> };
 };
 const CONNECTION_ERROR = {
@@ -131,15 +131,19 @@ describe('container processor: a server that cannot be reached', () => {
   it('is tried again while the request never reached it (connection refused), then answered 500', async () => {
     const processor = await processorFor(await closedPort());
     const job = await newJob();
-    await expect(processor(job, { attempt: 1, maxAttempts: 3 })).rejects.toBeInstanceOf(InferenceConnectionError);
-    await expect(processor(job, { attempt: 2, maxAttempts: 3 })).rejects.toBeInstanceOf(InferenceConnectionError);
+    await expect(processor(job, { attempt: 1, maxAttempts: 3, queuedAt: Date.now() })).rejects.toBeInstanceOf(
+      InferenceConnectionError,
+    );
+    await expect(processor(job, { attempt: 2, maxAttempts: 3, queuedAt: Date.now() })).rejects.toBeInstanceOf(
+      InferenceConnectionError,
+    );
     expect(await problemOf(processor, job, 3)).toMatchObject({ status: 500, body: CONNECTION_ERROR });
   });
 
   it('is tried again while its server is not up, then answered 500', async () => {
     const processor = await processorFor(await closedPort(), { healthy: false });
     const job = await newJob();
-    await expect(processor(job, { attempt: 1, maxAttempts: 3 })).rejects.toThrow(/not up/);
+    await expect(processor(job, { attempt: 1, maxAttempts: 3, queuedAt: Date.now() })).rejects.toThrow(/not up/);
     expect(await problemOf(processor, job, 3)).toMatchObject({ status: 500, body: CONNECTION_ERROR });
   });
 
@@ -174,6 +178,6 @@ describe('container processor: a server that cannot be reached', () => {
       contentType: 'text/plain',
       body: Buffer.from('done'),
     });
-    expect(await processor(job, { attempt: 1, maxAttempts: 3 })).toBeUndefined();
+    expect(await processor(job, { attempt: 1, maxAttempts: 3, queuedAt: Date.now() })).toBeUndefined();
   });
 });
