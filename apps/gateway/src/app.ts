@@ -7,7 +7,7 @@ import type {
   RedisClient,
   RequestStore,
 } from '@nvcf/queue';
-import { accessLog, type Logger } from '@nvcf/service-kit';
+import { accessLog, type Logger, type Tracing, tracingOff } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { every } from 'hono/combine';
 import { cors } from 'hono/cors';
@@ -19,6 +19,7 @@ import { openWaitLimit } from './http/open-waits.ts';
 import { openApiRoutes } from './http/openapi-routes.ts';
 import { errorToProblem, problemResponse } from './http/problem-response.ts';
 import { rateLimit } from './http/rate-limit.ts';
+import { traceSpan } from './http/trace-span.ts';
 import type { InvocationService } from './invocation/invocation-service.ts';
 import type { RequestCancellation } from './invocation/request-cancellation.ts';
 import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
@@ -59,6 +60,8 @@ export interface GatewayAppDeps {
   maxOpenRequestsPerCredential: number;
   /** Prometheus metrics: responses by route and status, open long-polls and streams. */
   metrics: GatewayMetrics;
+  /** OpenTelemetry: a server span per call (off: no span, no cost). */
+  tracing?: Tracing;
 }
 
 /** The gateway's HTTP surface. Pure wiring: every route parses, calls a service, maps the result. */
@@ -66,6 +69,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   const app = new Hono();
   app.use(accessLog(deps.logger));
   app.use(httpMetrics(deps.metrics));
+  // The NVCF API only: health checks and probes would fill traces with nothing to follow.
+  app.use('/v2/nvcf/*', traceSpan(deps.tracing ?? tracingOff));
   app.use(
     cors({
       origin: '*',
