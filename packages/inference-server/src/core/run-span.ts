@@ -1,0 +1,52 @@
+import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import type { BatchedAnswer } from './dynamic-batcher.ts';
+
+export interface RunSpanFacts {
+  model: string;
+  version: string;
+  /** The request's own rows (its batch dimension). */
+  rows: number;
+  /** Whether a dynamic batcher may merge it with other requests. */
+  batched: boolean;
+}
+
+/**
+ * A `session.run` span around one request's model run, on this (the main) thread: the ONNX Runtime call itself
+ * happens on an instance's worker thread, where no tracer lives. With a dynamic batcher the span covers the
+ * request's wait in the batcher and the execution it joined; its batch membership is recorded as attributes
+ * (the execution's rows beside the request's own), as OpenTelemetry suggests for work that merges requests
+ * (https://opentelemetry.io/docs/specs/semconv/messaging/messaging-spans/#batching). Without a tracer (tracing
+ * off) the run goes ahead untouched.
+ */
+export function traceRun(
+  tracer: Tracer | undefined,
+  facts: RunSpanFacts,
+  run: () => Promise<BatchedAnswer>,
+): Promise<BatchedAnswer> {
+  if (!tracer) return run();
+  const attributes = {
+    'nvcf.model.name': facts.model,
+    'nvcf.model.version': facts.version,
+    'nvcf.request.rows': facts.rows,
+    'nvcf.batch.dynamic': facts.batched,
+  };
+  return tracer.startActiveSpan('session.run', { attributes }, async (span) => {
+    try {
+      const ran = await run();
+      span.setAttributes({
+        'nvcf.batch.size': ran.batchSize,
+        // More rows than its own: the batcher merged this request with others into one execution.
+        'nvcf.batch.merged': ran.batchSize > facts.rows,
+        'nvcf.batch.queue_ms': ran.queueNs / 1e6,
+        'nvcf.compute.infer_ms': ran.computeInferNs / 1e6,
+      });
+      return ran;
+    } catch (err) {
+      span.recordException(err instanceof Error ? err : String(err));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
