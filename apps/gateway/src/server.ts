@@ -211,7 +211,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const grpc =
     config.grpcPort >= 0
       ? await startGatewayGrpcServer(
-          { auth, functions, invocations, limiter, logger: log },
+          { auth, functions, invocations, limiter, logger: log, tracing },
           {
             host: config.host,
             port: config.grpcPort,

@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { createKeys, InvocationJob } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, fnId, gfetch, type Harness, pexec, simpleRequest, verId } from './harness.ts';
+import { grpcClient, int32Bytes } from '../grpc/grpc-test-fixture.ts';
+import { ADMIN_KEY, createHarness, fnId, gfetch, type Harness, pexec, simpleRequest, verId } from './harness.ts';
 import { type CollectedSpan, type OtlpCollector, startOtlpCollector } from './otlp-collector.ts';
 
 let h: Harness;
@@ -119,6 +120,41 @@ describe('OpenTelemetry traces', () => {
     expect(poll.status).toBe(202);
     const [span] = await spansOf(client.traceId, ['GET /v2/nvcf/pexec/status/:requestId']);
     expect(span).toMatchObject({ service: 'nvcf-gateway', kind: SERVER, parentSpanId: client.spanId });
+  });
+
+  it('a gRPC ModelInfer on the gateway’s port is a server span whose trace reaches the model run', async () => {
+    const gw = await h.gateway(traced);
+    const client = clientSpan();
+    const grpc = grpcClient(`127.0.0.1:${gw.grpcPort}`);
+    try {
+      const row = int32Bytes(Array.from({ length: 16 }, (_, i) => i));
+      await grpc.call(
+        'ModelInfer',
+        {
+          model_name: 'simple',
+          inputs: [
+            { name: 'INPUT0', datatype: 'INT32', shape: [1, 16] },
+            { name: 'INPUT1', datatype: 'INT32', shape: [1, 16] },
+          ],
+          raw_input_contents: [row, row],
+        },
+        {
+          metadata: {
+            'function-id': fnId('simple'),
+            authorization: `Bearer ${ADMIN_KEY}`,
+            traceparent: client.traceparent,
+          },
+        },
+      );
+    } finally {
+      grpc.close();
+    }
+    const route = 'inference.GRPCInferenceService/ModelInfer';
+    const spans = await spansOf(client.traceId, [route, 'job.process', 'session.run']);
+    const server = spans.find((s) => s.name === route);
+    expect(server).toMatchObject({ service: 'nvcf-gateway', kind: SERVER, parentSpanId: client.spanId });
+    expect(server?.attributes).toMatchObject({ 'rpc.system': 'grpc', 'rpc.method': 'ModelInfer' });
+    expect(spans.find((s) => s.name === 'job.process')?.parentSpanId).toBe(server?.spanId);
   });
 
   it('carries the trace context inside the job only when tracing is on', async () => {
