@@ -310,7 +310,7 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
         const { batcher } = sv;
         const rows = batch;
         const facts = { model: req.modelName, version: sv.version, rows, batched: batcher !== undefined };
-        const ran = await traceRun(opts.tracer, facts, () =>
+        const ran = await traceRun(opts.tracer, facts, (span) =>
           batcher
             ? batcher.submit({
                 inputs: req.inputs,
@@ -319,6 +319,7 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
                 timeoutUs: timeoutUs(req.parameters),
                 signal: req.signal,
                 owned: req.inputsOwned === true,
+                ...(span ? { span } : {}),
               })
             : runAlone(sv, req, rows, outputNames),
         );

@@ -38,6 +38,18 @@ describe('session.run span', () => {
     });
   });
 
+  it('links the spans of the requests it ran with, and hands the batcher its own', async () => {
+    const peer = { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: 1 };
+    let own: string | undefined;
+    await traceRun(tracer, facts, async (span) => {
+      own = span?.spanId;
+      return { ...answer(2), peers: [peer] };
+    });
+    const [span] = exporter.getFinishedSpans();
+    expect(own).toBe(span?.spanContext().spanId);
+    expect(span?.links.map((l) => l.context)).toEqual([peer]);
+  });
+
   it('marks a failed run as an error and passes the failure on', async () => {
     await expect(traceRun(tracer, facts, () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     const [span] = exporter.getFinishedSpans();

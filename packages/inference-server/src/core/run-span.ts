@@ -1,4 +1,4 @@
-import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { type SpanContext, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import type { BatchedAnswer } from './dynamic-batcher.ts';
 
 export interface RunSpanFacts {
@@ -14,14 +14,15 @@ export interface RunSpanFacts {
  * A `session.run` span around one request's model run, on this (the main) thread: the ONNX Runtime call itself
  * happens on an instance's worker thread, where no tracer lives. With a dynamic batcher the span covers the
  * request's wait in the batcher and the execution it joined; its batch membership is recorded as attributes
- * (the execution's rows beside the request's own), as OpenTelemetry suggests for work that merges requests
+ * (the execution's rows beside the request's own) and as links to the spans of the requests it ran with, as
+ * OpenTelemetry relates work that merges requests
  * (https://opentelemetry.io/docs/specs/semconv/messaging/messaging-spans/#batching). Without a tracer (tracing
  * off) the run goes ahead untouched.
  */
 export function traceRun(
   tracer: Tracer | undefined,
   facts: RunSpanFacts,
-  run: () => Promise<BatchedAnswer>,
+  run: (span?: SpanContext) => Promise<BatchedAnswer>,
 ): Promise<BatchedAnswer> {
   if (!tracer) return run();
   const attributes = {
@@ -32,7 +33,8 @@ export function traceRun(
   };
   return tracer.startActiveSpan('session.run', { attributes }, async (span) => {
     try {
-      const ran = await run();
+      const ran = await run(span.spanContext());
+      if (ran.peers) span.addLinks(ran.peers.map((context) => ({ context })));
       span.setAttributes({
         'nvcf.batch.size': ran.batchSize,
         // More rows than its own: the batcher merged this request with others into one execution.
