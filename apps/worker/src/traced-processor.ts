@@ -28,7 +28,9 @@ export function tracedProcessor(processor: InvocationProcessor, tracing: Tracing
     tracer
       .startSpan('queue.wait', { kind: SpanKind.CONSUMER, startTime: waitStart, attributes }, parent)
       .end(delivered);
-    return tracer.startActiveSpan('job.process', { kind: SpanKind.CONSUMER, attributes }, parent, async (span) => {
+    // The processing starts where the wait ends, to the same clock reading.
+    const options = { kind: SpanKind.CONSUMER, startTime: delivered, attributes };
+    return tracer.startActiveSpan('job.process', options, parent, async (span) => {
       try {
         const result = await processor(job, ctx);
         if (result) {

@@ -24,7 +24,7 @@ import type {
 import { type BatchedAnswer, DynamicBatcher, QueueRejection } from './dynamic-batcher.ts';
 import { InstanceSlots } from './instance-slots.ts';
 import { ModelStatistics } from './model-statistics.ts';
-import { traceRun } from './run-span.ts';
+import { traceDecoupledRun, traceRun } from './run-span.ts';
 import { SequenceScheduler, type SequenceTicket } from './sequence-scheduler.ts';
 
 interface ServedVersion {
@@ -248,16 +248,20 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
       const queued = now();
       try {
         if (req.signal?.aborted) throw new AppError('CANCELLED', 'request cancelled before it ran');
-        await run(
-          req.inputs,
-          (outputs) =>
-            onResponse({
-              modelName: req.modelName,
-              modelVersion: sv.version,
-              ...(req.id !== undefined ? { id: req.id } : {}),
-              outputs,
-            }),
-          req.signal,
+        await traceDecoupledRun(opts.tracer, { model: req.modelName, version: sv.version }, (responded) =>
+          run(
+            req.inputs,
+            (outputs) => {
+              responded();
+              onResponse({
+                modelName: req.modelName,
+                modelVersion: sv.version,
+                ...(req.id !== undefined ? { id: req.id } : {}),
+                outputs,
+              });
+            },
+            req.signal,
+          ),
         );
         const done = now();
         const timings = {

@@ -1,7 +1,7 @@
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { BatchedAnswer } from './dynamic-batcher.ts';
-import { traceRun } from './run-span.ts';
+import { traceDecoupledRun, traceRun } from './run-span.ts';
 
 const exporter = new InMemorySpanExporter();
 const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
@@ -61,5 +61,21 @@ describe('session.run span', () => {
     const ran = await traceRun(undefined, facts, async () => answer(1));
     expect(ran.batchSize).toBe(1);
     expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
+  it('counts a decoupled run’s responses, failed runs included', async () => {
+    await traceDecoupledRun(tracer, facts, async (responded) => {
+      responded();
+      responded();
+    });
+    const failing = traceDecoupledRun(tracer, facts, async (responded) => {
+      responded();
+      throw new Error('cut off');
+    });
+    await expect(failing).rejects.toThrow('cut off');
+    const [ok, failed] = exporter.getFinishedSpans();
+    expect(ok?.attributes).toMatchObject({ 'nvcf.model.decoupled': true, 'nvcf.responses': 2 });
+    expect(failed?.attributes).toMatchObject({ 'nvcf.responses': 1 });
+    expect(failed?.status.code).toBe(2);
   });
 });

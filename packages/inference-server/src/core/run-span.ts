@@ -1,4 +1,4 @@
-import { type SpanContext, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { type Attributes, type Span, type SpanContext, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import type { BatchedAnswer } from './dynamic-batcher.ts';
 
 export interface RunSpanFacts {
@@ -31,18 +31,52 @@ export function traceRun(
     'nvcf.request.rows': facts.rows,
     'nvcf.batch.dynamic': facts.batched,
   };
+  return spanAround(tracer, attributes, async (span) => {
+    const ran = await run(span.spanContext());
+    if (ran.peers) span.addLinks(ran.peers.map((context) => ({ context })));
+    span.setAttributes({
+      'nvcf.batch.size': ran.batchSize,
+      // More rows than its own: the batcher merged this request with others into one execution.
+      'nvcf.batch.merged': ran.batchSize > facts.rows,
+      'nvcf.batch.queue_ms': ran.queueNs / 1e6,
+      'nvcf.compute.infer_ms': ran.computeInferNs / 1e6,
+    });
+    return ran;
+  });
+}
+
+/**
+ * The `session.run` span of a decoupled model's run (one request, any number of responses): `respond` counts
+ * what the run answers (`nvcf.responses`). Without a tracer, the run as it is.
+ */
+export function traceDecoupledRun(
+  tracer: Tracer | undefined,
+  facts: Pick<RunSpanFacts, 'model' | 'version'>,
+  run: (responded: () => void) => Promise<void>,
+): Promise<void> {
+  if (!tracer) return run(() => {});
+  const attributes = {
+    'nvcf.model.name': facts.model,
+    'nvcf.model.version': facts.version,
+    'nvcf.model.decoupled': true,
+  };
+  return spanAround(tracer, attributes, async (span) => {
+    let responses = 0;
+    try {
+      await run(() => {
+        responses += 1;
+      });
+    } finally {
+      span.setAttribute('nvcf.responses', responses);
+    }
+  });
+}
+
+/** A `session.run` span, active while `work` runs; a failure marks it an error and goes on. */
+function spanAround<T>(tracer: Tracer, attributes: Attributes, work: (span: Span) => Promise<T>): Promise<T> {
   return tracer.startActiveSpan('session.run', { attributes }, async (span) => {
     try {
-      const ran = await run(span.spanContext());
-      if (ran.peers) span.addLinks(ran.peers.map((context) => ({ context })));
-      span.setAttributes({
-        'nvcf.batch.size': ran.batchSize,
-        // More rows than its own: the batcher merged this request with others into one execution.
-        'nvcf.batch.merged': ran.batchSize > facts.rows,
-        'nvcf.batch.queue_ms': ran.queueNs / 1e6,
-        'nvcf.compute.infer_ms': ran.computeInferNs / 1e6,
-      });
-      return ran;
+      return await work(span);
     } catch (err) {
       span.recordException(err instanceof Error ? err : String(err));
       span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
