@@ -73,6 +73,7 @@ const modelKey = (name: string, version: string) => `${name}\u0000${version}`;
  */
 export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
   const { core, registry, config, log } = deps;
+  const tracing = deps.tracing ?? tracingOff;
   const consumers = new Map<string, InvocationConsumer>();
   /** This worker's own queue per sequence-model version: the requests of the sequences it owns. */
   const ownQueues = new Map<string, InvocationConsumer>();
@@ -104,6 +105,7 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
         maxResponseBytes: config.maxDirectResultBytes,
         ncaId: config.ncaId,
         ticker,
+        ...(tracing.enabled ? { traceContext: () => tracing.inject() } : {}),
       });
     }
     if (!isModel(fv)) throw new Error(`function version ${fv.versionId} has neither a model nor a container`);
@@ -121,7 +123,7 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
   };
 
   const start = (fv: FunctionVersion, concurrency: number) => {
-    const processor = tracedProcessor(processorFor(fv), deps.tracing ?? tracingOff);
+    const processor = tracedProcessor(processorFor(fv), tracing);
     const options = {
       concurrency,
       workerId: config.workerId,

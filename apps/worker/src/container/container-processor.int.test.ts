@@ -65,7 +65,10 @@ const fv = {
 };
 
 /** A processor for `fv` whose server is at `base`; `healthy: false` as no server is up. */
-async function processorFor(base: URL, opts: { healthy?: boolean; timeoutMs?: number } = {}) {
+async function processorFor(
+  base: URL,
+  opts: { healthy?: boolean; timeoutMs?: number; traceContext?: () => InvocationJob['trace'] } = {},
+) {
   const objects = await openObjectStore({ kind: 'local', dir: join(dir, 'objects') });
   const instance: ServerInstance = { base, healthy: opts.healthy ?? true };
   return createContainerProcessor({
@@ -86,6 +89,7 @@ async function processorFor(base: URL, opts: { healthy?: boolean; timeoutMs?: nu
     maxResponseBytes: 1024,
     ncaId: 'nca',
     ticker: createSharedTicker(50),
+    ...(opts.traceContext ? { traceContext: opts.traceContext } : {}),
   });
 }
 
@@ -179,5 +183,31 @@ describe('container processor: a server that cannot be reached', () => {
       body: Buffer.from('done'),
     });
     expect(await processor(job, { attempt: 1, maxAttempts: 3, queuedAt: Date.now() })).toBeUndefined();
+  });
+});
+
+describe('container processor: trace context', () => {
+  it('sends the worker’s span as traceparent in place of the client’s (tracing on), the client’s otherwise', async () => {
+    const seen: http.IncomingHttpHeaders[] = [];
+    const echo = http.createServer((req, res) => {
+      seen.push(req.headers);
+      req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    closers.push(async () => echo.closeAllConnections());
+    const base = await listen(echo);
+    const client = { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, tracestate: 'client=1' };
+    const worker = `00-${'a'.repeat(32)}-${'c'.repeat(16)}-01`;
+    const job = { ...(await newJob()), headers: client };
+    const traced = await processorFor(base, { traceContext: () => ({ traceparent: worker }) });
+    expect((await traced(job, { attempt: 1, maxAttempts: 3, queuedAt: Date.now() }))?.status).toBe(200);
+    const plain = await processorFor(base);
+    expect(
+      (await plain({ ...(await newJob()), headers: client }, { attempt: 1, maxAttempts: 3, queuedAt: Date.now() }))
+        ?.status,
+    ).toBe(200);
+    expect(seen.map((h) => [h.traceparent, h.tracestate])).toEqual([
+      [worker, undefined],
+      [client.traceparent, client.tracestate],
+    ]);
   });
 });
