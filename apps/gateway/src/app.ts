@@ -7,7 +7,7 @@ import type {
   RedisClient,
   RequestStore,
 } from '@nvcf/queue';
-import { accessLog, type Logger } from '@nvcf/service-kit';
+import { accessLog, type Logger, type Tracing, tracingOff } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { every } from 'hono/combine';
 import { cors } from 'hono/cors';
@@ -20,6 +20,7 @@ import { openWaitLimit } from './http/open-waits.ts';
 import { openApiRoutes } from './http/openapi-routes.ts';
 import { errorToProblem, problemResponse } from './http/problem-response.ts';
 import { rateLimit } from './http/rate-limit.ts';
+import { traceSpan } from './http/trace-span.ts';
 import type { InvocationService } from './invocation/invocation-service.ts';
 import type { RequestCancellation } from './invocation/request-cancellation.ts';
 import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
@@ -63,6 +64,8 @@ export interface GatewayAppDeps {
   metrics: GatewayMetrics;
   /** Serve the web console at `/console` (static files; it calls the routes above with the user's key). */
   console?: boolean;
+  /** OpenTelemetry: a server span per call (off: no span, no cost). */
+  tracing?: Tracing;
 }
 
 /** The gateway's HTTP surface. Pure wiring: every route parses, calls a service, maps the result. */
@@ -70,6 +73,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   const app = new Hono();
   app.use(accessLog(deps.logger));
   app.use(httpMetrics(deps.metrics));
+  // The NVCF API only: health checks and probes would fill traces with nothing to follow.
+  app.use('/v2/nvcf/*', traceSpan(deps.tracing ?? tracingOff));
   app.use(
     cors({
       origin: '*',

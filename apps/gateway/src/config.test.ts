@@ -28,4 +28,17 @@ describe('gateway config', () => {
     }
     for (const name of ['GATEWAY_PORT', 'DEFAULT_POLL_SECONDS', 'LOG_LEVEL']) expect(message).toContain(name);
   });
+
+  it('leaves tracing off unless an OTLP endpoint is set, and checks it is a URL', () => {
+    expect(loadGatewayConfig({}).tracing).toEqual({ endpoint: '', serviceName: 'nvcf-gateway', scheduleDelayMs: 5000 });
+    const on = loadGatewayConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_SERVICE_NAME: 'edge',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
+    expect(on.tracing).toEqual({ endpoint: 'http://collector:4318', serviceName: 'edge', scheduleDelayMs: 100 });
+    expect(() => loadGatewayConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT/,
+    );
+  });
 });

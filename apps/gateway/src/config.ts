@@ -6,12 +6,16 @@ import {
   objectStoreConfig,
   objectStoreEnv,
   sharedEnv,
+  type TracingOptions,
+  tracingConfig,
+  tracingEnv,
 } from '@nvcf/service-kit';
 import type { ObjectStoreConfig } from '@nvcf/storage';
 import { z } from 'zod';
 
 export const GatewayEnv = z.object({
   ...sharedEnv,
+  ...tracingEnv('nvcf-gateway'),
   GATEWAY_HOST: envString('0.0.0.0'),
   GATEWAY_PORT: envInt(8080, 0, 65535),
   GATEWAY_GRPC_PORT: envInt(8081, -1, 65535),
@@ -124,6 +128,8 @@ export interface GatewayConfig {
   /** Client headers passed to functions besides the defaults (comma-separated names). */
   forwardHeaders: string[];
   logLevel: string;
+  /** OpenTelemetry traces (off when its endpoint is empty). */
+  tracing: TracingOptions;
 }
 
 export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
@@ -175,6 +181,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
       .map((s) => s.trim())
       .filter(Boolean),
     logLevel: env.LOG_LEVEL,
+    tracing: tracingConfig(env),
   };
 }
 

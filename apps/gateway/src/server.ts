@@ -19,7 +19,7 @@ import {
   newGatewayId,
   resultObjectKey,
 } from '@nvcf/queue';
-import { createLogger, type Logger } from '@nvcf/service-kit';
+import { createLogger, type Logger, startTracing } from '@nvcf/service-kit';
 import { openObjectStore } from '@nvcf/storage';
 import { createGatewayApp } from './app.ts';
 import { createAssetService, urlSigningSecret } from './assets/index.ts';
@@ -51,6 +51,7 @@ export interface RunningGateway {
 /** Starts a gateway: used by `main.ts`, by tests (port 0) and by the benchmark. */
 export async function startGateway(config: GatewayConfig, logger?: Logger): Promise<RunningGateway> {
   const log = logger ?? createLogger({ name: 'gateway', level: config.logLevel });
+  const tracing = startTracing(config.tracing);
   const keys = createKeys(config.keyPrefix);
   const redis = createRedis(config.redisUrl, {
     name: 'gateway',
@@ -88,6 +89,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     maxInlineResultBytes: config.maxInlineResultBytes,
     maxJobInputBytes: config.maxJobInputBytes,
     sequences: createSequenceRouter(redis, keys, registry, { ttlSeconds: config.sequenceOwnerTtlSeconds }),
+    ...(tracing.enabled ? { traceContext: () => tracing.inject() } : {}),
     onBackgroundError: (err, requestId) => log.warn({ err, requestId }, 'marking an inline result delivered failed'),
   });
   const invocations = meter.service(unmetered);
@@ -138,6 +140,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const limiter = createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 });
   const events = createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds });
   const app = createGatewayApp({
+    tracing,
     healthTimeoutMs: Math.min(1000, config.redisCommandTimeoutMs),
     maxOpenRequestsPerCredential: config.maxOpenRequestsPerCredential,
     forwardHeaders: config.forwardHeaders,
@@ -209,7 +212,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const grpc =
     config.grpcPort >= 0
       ? await startGatewayGrpcServer(
-          { auth, functions, invocations, limiter, logger: log },
+          { auth, functions, invocations, limiter, logger: log, tracing },
           {
             host: config.host,
             port: config.grpcPort,
@@ -260,6 +263,8 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     await grpcClosed;
     await metricsClosed;
     await producer.close();
+    // The spans of the last calls go out before the process ends.
+    await tracing.shutdown().catch((err: unknown) => log.warn({ err }, 'flushing traces failed'));
     redis.disconnect();
     subscriber.disconnect();
   }

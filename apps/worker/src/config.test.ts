@@ -73,4 +73,11 @@ describe('worker config', () => {
     expect(() => loadWorkerConfig({ WORKER_CONTAINER_URL: 'https://inference:8000' })).toThrow(/WORKER_CONTAINER_URL/);
     expect(() => loadWorkerConfig({ WORKER_CONTAINER_URL: 'inference:8000' })).toThrow(/WORKER_CONTAINER_URL/);
   });
+
+  it('leaves tracing off unless an OTLP endpoint is set; names its spans nvcf-worker', () => {
+    expect(loadWorkerConfig({}).tracing).toEqual({ endpoint: '', serviceName: 'nvcf-worker', scheduleDelayMs: 5000 });
+    expect(loadWorkerConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example:4318/' }).tracing.endpoint).toBe(
+      'https://otel.example:4318/',
+    );
+  });
 });

@@ -9,6 +9,9 @@ import {
   objectStoreConfig,
   objectStoreEnv,
   sharedEnv,
+  type TracingOptions,
+  tracingConfig,
+  tracingEnv,
 } from '@nvcf/service-kit';
 import type { ObjectStoreConfig } from '@nvcf/storage';
 import { z } from 'zod';
@@ -47,6 +50,7 @@ const restrictedApis = envString('').transform((text, ctx): RestrictedApis => {
 export const WorkerEnv = z
   .object({
     ...sharedEnv,
+    ...tracingEnv('nvcf-worker'),
     MODEL_REPOSITORY: envString('./model-repository'),
     MODEL_ARCHIVE_MAX_BYTES: envInt(2 * 1024 * 1024 * 1024, 1),
     MODEL_ARCHIVE_MAX_RATIO: envInt(200, 1),
@@ -109,6 +113,8 @@ export interface WorkerConfig {
   keyPrefix: string;
   requestTtlSeconds: number;
   logLevel: string;
+  /** OpenTelemetry traces (off when its endpoint is empty). */
+  tracing: TracingOptions;
   modelRepository: string;
   /** Bounds on unpacking a function's zipped model (the gateway's settings: what it accepted, this unpacks). */
   modelArchiveMaxBytes: number;
@@ -181,6 +187,7 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     keyPrefix: env.NVCF_KEY_PREFIX,
     requestTtlSeconds: env.REQUEST_TTL_SECONDS,
     logLevel: env.LOG_LEVEL,
+    tracing: tracingConfig(env),
     modelRepository: env.MODEL_REPOSITORY,
     modelArchiveMaxBytes: env.MODEL_ARCHIVE_MAX_BYTES,
     modelArchiveMaxRatio: env.MODEL_ARCHIVE_MAX_RATIO,

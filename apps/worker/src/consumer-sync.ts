@@ -10,7 +10,7 @@ import {
   type RedisClient,
   type RequestStore,
 } from '@nvcf/queue';
-import type { Logger } from '@nvcf/service-kit';
+import { type Logger, type Tracing, tracingOff } from '@nvcf/service-kit';
 import { isFunctionModelName } from '@nvcf/storage';
 import type { WorkerConfig } from './config.ts';
 import { createContainerProcessor } from './container/container-processor.ts';
@@ -21,6 +21,7 @@ import { modelConcurrency } from './functions/model-capacity.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
 import { problemResult } from './inference/problem-result.ts';
 import { createInvocationProcessor, type ProcessorDeps } from './invocation-processor.ts';
+import { tracedProcessor } from './traced-processor.ts';
 
 export interface ConsumerSync {
   /** Function version ids consumed right now. */
@@ -45,6 +46,8 @@ export interface ConsumerSyncDeps {
   objects: ProcessorDeps['objects'];
   /** The inference servers of container functions (sidecar or processes). */
   containers: ContainerServers;
+  /** OpenTelemetry: each job's queue wait and processing as spans of its invocation's trace. */
+  tracing?: Tracing;
 }
 
 type ModelVersion = FunctionVersion & { model: FunctionModelSpec };
@@ -70,6 +73,7 @@ const modelKey = (name: string, version: string) => `${name}\u0000${version}`;
  */
 export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
   const { core, registry, config, log } = deps;
+  const tracing = deps.tracing ?? tracingOff;
   const consumers = new Map<string, InvocationConsumer>();
   /** This worker's own queue per sequence-model version: the requests of the sequences it owns. */
   const ownQueues = new Map<string, InvocationConsumer>();
@@ -101,6 +105,7 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
         maxResponseBytes: config.maxDirectResultBytes,
         ncaId: config.ncaId,
         ticker,
+        ...(tracing.enabled ? { traceContext: () => tracing.inject() } : {}),
       });
     }
     if (!isModel(fv)) throw new Error(`function version ${fv.versionId} has neither a model nor a container`);
@@ -118,7 +123,7 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
   };
 
   const start = (fv: FunctionVersion, concurrency: number) => {
-    const processor = processorFor(fv);
+    const processor = tracedProcessor(processorFor(fv), tracing);
     const options = {
       concurrency,
       workerId: config.workerId,

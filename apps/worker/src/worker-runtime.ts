@@ -7,7 +7,7 @@ import {
   createRequestStore,
   createResultObjectIndex,
 } from '@nvcf/queue';
-import { createLogger, type Logger } from '@nvcf/service-kit';
+import { createLogger, type Logger, startTracing } from '@nvcf/service-kit';
 import { openObjectStore } from '@nvcf/storage';
 import type { WorkerConfig } from './config.ts';
 import { createConsumerSync } from './consumer-sync.ts';
@@ -55,7 +55,8 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
       ),
     )
     .catch((err: unknown) => log.warn({ err }, 'could not look for deleted function models before loading'));
-  const core = await startInferenceCore(config, log);
+  const tracing = startTracing(config.tracing);
+  const core = await startInferenceCore(config, log, tracing.enabled ? { tracer: tracing.tracer } : {});
 
   const objects = await openObjectStore(config.objectStore);
   const functionModels = createFunctionModelLoader({
@@ -73,6 +74,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     connection: queueConnection,
     config,
     log,
+    tracing,
     functionModels,
     events: createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds }),
     objects,
@@ -147,6 +149,8 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
         }
         await surfaces.close();
         await core.close();
+        // The spans of the last jobs go out before the process ends.
+        await tracing.shutdown().catch((err: unknown) => log.warn({ err }, 'flushing traces failed'));
         redis.disconnect();
         queueConnection.disconnect();
         log.info('worker stopped');

@@ -29,6 +29,8 @@ export interface JobContext {
   /** 1 on the first try. */
   attempt: number;
   maxAttempts: number;
+  /** When this try's entry joined the stream (ms since the epoch, from its id): the job's queue wait starts here. */
+  queuedAt: number;
 }
 
 /**
@@ -53,6 +55,11 @@ export interface ConsumerDeps {
   connection: RedisClient;
   keys: Keys;
   store: RequestStore;
+}
+
+/** A stream entry id's time part (`<ms>-<seq>`, https://redis.io/docs/latest/develop/data-types/streams/#entry-ids). */
+function entryTime(entryId: string): number {
+  return Number.parseInt(entryId, 10);
 }
 
 /** How long a consumer that read nothing and holds no job may stay in the group (dead workers' names go). */
@@ -211,7 +218,7 @@ export function createInvocationConsumer(
     }
     let result: InvocationResult | undefined;
     try {
-      result = await processor(job.data, { attempt, maxAttempts });
+      result = await processor(job.data, { attempt, maxAttempts, queuedAt: entryTime(entryId) });
     } catch (err) {
       if (attempt < maxAttempts) {
         await retry(entryId, requestId, fields, attempt);

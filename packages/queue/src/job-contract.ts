@@ -61,6 +61,12 @@ export const InvocationJob = z.object({
    * with its error code beside it (`InvocationResult.code`) either way.
    */
   respond: z.enum(['kserve-grpc']).optional(),
+  /**
+   * The gateway's span, as W3C Trace Context fields (https://www.w3.org/TR/trace-context/): the worker's spans
+   * join the invocation's trace. Absent unless tracing is on (`OTEL_EXPORTER_OTLP_ENDPOINT`), so the queue's
+   * bytes per job do not grow otherwise.
+   */
+  trace: z.object({ traceparent: z.string().max(128), tracestate: z.string().max(512).optional() }).optional(),
 });
 export type InvocationJob = z.infer<typeof InvocationJob>;
 

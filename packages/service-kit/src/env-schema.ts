@@ -62,3 +62,29 @@ export function objectStoreConfig(env: {
       : {}),
   };
 }
+
+/**
+ * OpenTelemetry's own variables (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/):
+ * tracing is off unless `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
+ */
+export const tracingEnv = (serviceName: string) => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: envString('').refine(
+    (s) => s === '' || (/^https?:\/\//.test(s) && URL.canParse(s)),
+    'must be an http(s) URL',
+  ),
+  OTEL_SERVICE_NAME: envString(serviceName),
+  OTEL_BSP_SCHEDULE_DELAY: envInt(5000, 0, 3_600_000),
+});
+
+/** The tracing part of a parsed environment, in the shape `startTracing` takes. */
+export function tracingConfig(env: {
+  OTEL_EXPORTER_OTLP_ENDPOINT: string;
+  OTEL_SERVICE_NAME: string;
+  OTEL_BSP_SCHEDULE_DELAY: number;
+}) {
+  return {
+    endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
+    serviceName: env.OTEL_SERVICE_NAME,
+    scheduleDelayMs: env.OTEL_BSP_SCHEDULE_DELAY,
+  };
+}

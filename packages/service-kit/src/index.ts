@@ -5,3 +5,4 @@ export * from './http/api-reference.ts';
 export * from './http/read-body.ts';
 export * from './logger.ts';
 export * from './shutdown.ts';
+export * from './tracing/start-tracing.ts';

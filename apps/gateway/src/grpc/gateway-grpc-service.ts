@@ -15,7 +15,7 @@ import {
 } from '@nvcf/kserve-grpc';
 import { AppError, NvcfHeader } from '@nvcf/protocol';
 import type { FunctionVersion, RateLimiter } from '@nvcf/queue';
-import type { Logger } from '@nvcf/service-kit';
+import { type Logger, type Tracing, tracingOff } from '@nvcf/service-kit';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { FunctionResolver, ResolvedVersion } from '../invocation/function-resolver.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
@@ -24,6 +24,7 @@ import type { CallAuthorizer } from './call-authorizer.ts';
 import { authorizeCall, type GrpcCaller, metadataHeaders } from './call-context.ts';
 import { toGatewayGrpcError } from './grpc-status.ts';
 import { checkModel, decodeInferResult, encodeQueuedInfer, functionFailure } from './model-infer-bridge.ts';
+import { traceUnary } from './trace-call.ts';
 
 /** The gateway's own objects the gRPC port works with (server.ts builds them once for both ports). */
 export interface GatewayGrpcDeps {
@@ -36,6 +37,8 @@ export interface GatewayGrpcDeps {
   logger?: Logger;
   /** The server's interceptor verdicts (gateway-grpc-server.ts); absent, each RPC authorizes itself. */
   authorizer?: CallAuthorizer;
+  /** OpenTelemetry: a server span per ModelInfer (absent: off). */
+  tracing?: Tracing;
 }
 
 export interface GatewayGrpcServiceOptions {
@@ -216,7 +219,7 @@ export function createGatewayGrpcService(
         outputs: model.outputs,
       };
     }),
-    ModelInfer: rpc('ModelInfer', modelInfer),
+    ModelInfer: rpc('ModelInfer', traceUnary(deps.tracing ?? tracingOff, 'ModelInfer', modelInfer)),
     ModelStreamInfer: unsupportedStream,
   };
   for (const method of UNSUPPORTED) {

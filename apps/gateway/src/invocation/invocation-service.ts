@@ -97,6 +97,11 @@ export interface InvocationDeps {
   maxInlineResultBytes: number;
   /** Where a sequence model's request goes (its sequence's worker); absent: always the shared queue. */
   sequences?: SequenceRouter;
+  /**
+   * The caller's trace context (its active span) as W3C fields, carried inside the job so the worker's spans join
+   * the invocation's trace; absent, or answering undefined (tracing off): the job carries none.
+   */
+  traceContext?: () => InvocationJob['trace'];
   /** Failures of work done after the response (marking an inline result delivered). */
   onBackgroundError: (err: unknown, requestId: string) => void;
 }
@@ -175,6 +180,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
       await deps.queueGuard.admit(fv.versionId);
       const worker = fv.model?.sequence ? await sequenceWorker(fv.versionId, req.input) : undefined;
       const { input, stored } = splitInput(fv.container ? verbatim(req) : req);
+      const trace = deps.traceContext?.();
       // One step: the record, the kept input and the job are written together (one script, one round trip).
       await producer.enqueue(
         {
@@ -188,6 +194,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
           ...(req.directOnly ? { directOnly: true } : {}),
           ...(req.respond ? { respond: req.respond } : {}),
           ...(stream ? { stream: true } : {}),
+          ...(trace ? { trace } : {}),
         },
         { principal: req.principal, ...(worker ? { worker } : {}), ...(stored ? { input: stored } : {}) },
       );

@@ -65,7 +65,10 @@ const fv = {
 };
 
 /** A processor for `fv` whose server is at `base`; `healthy: false` as no server is up. */
-async function processorFor(base: URL, opts: { healthy?: boolean; timeoutMs?: number } = {}) {
+async function processorFor(
+  base: URL,
+  opts: { healthy?: boolean; timeoutMs?: number; traceContext?: () => InvocationJob['trace'] } = {},
+) {
   const objects = await openObjectStore({ kind: 'local', dir: join(dir, 'objects') });
   const instance: ServerInstance = { base, healthy: opts.healthy ?? true };
   return createContainerProcessor({
@@ -86,6 +89,7 @@ async function processorFor(base: URL, opts: { healthy?: boolean; timeoutMs?: nu
     maxResponseBytes: 1024,
     ncaId: 'nca',
     ticker: createSharedTicker(50),
+    ...(opts.traceContext ? { traceContext: opts.traceContext } : {}),
   });
 }
 
@@ -119,7 +123,7 @@ async function closedPort(): Promise<URL> {
 }
 
 const problemOf = async (processor: InvocationProcessor, job: InvocationJob, attempt: number) => {
-  const result = await processor(job, { attempt, maxAttempts: 3 });
+  const result = await processor(job, { attempt, maxAttempts: 3, queuedAt: Date.now() });
   return { status: result?.status, body: JSON.parse(result?.body.toString('utf8') ?? '{}') as Record<string, unknown> };
 };
 const CONNECTION_ERROR = {
@@ -131,15 +135,19 @@ describe('container processor: a server that cannot be reached', () => {
   it('is tried again while the request never reached it (connection refused), then answered 500', async () => {
     const processor = await processorFor(await closedPort());
     const job = await newJob();
-    await expect(processor(job, { attempt: 1, maxAttempts: 3 })).rejects.toBeInstanceOf(InferenceConnectionError);
-    await expect(processor(job, { attempt: 2, maxAttempts: 3 })).rejects.toBeInstanceOf(InferenceConnectionError);
+    await expect(processor(job, { attempt: 1, maxAttempts: 3, queuedAt: Date.now() })).rejects.toBeInstanceOf(
+      InferenceConnectionError,
+    );
+    await expect(processor(job, { attempt: 2, maxAttempts: 3, queuedAt: Date.now() })).rejects.toBeInstanceOf(
+      InferenceConnectionError,
+    );
     expect(await problemOf(processor, job, 3)).toMatchObject({ status: 500, body: CONNECTION_ERROR });
   });
 
   it('is tried again while its server is not up, then answered 500', async () => {
     const processor = await processorFor(await closedPort(), { healthy: false });
     const job = await newJob();
-    await expect(processor(job, { attempt: 1, maxAttempts: 3 })).rejects.toThrow(/not up/);
+    await expect(processor(job, { attempt: 1, maxAttempts: 3, queuedAt: Date.now() })).rejects.toThrow(/not up/);
     expect(await problemOf(processor, job, 3)).toMatchObject({ status: 500, body: CONNECTION_ERROR });
   });
 
@@ -174,6 +182,32 @@ describe('container processor: a server that cannot be reached', () => {
       contentType: 'text/plain',
       body: Buffer.from('done'),
     });
-    expect(await processor(job, { attempt: 1, maxAttempts: 3 })).toBeUndefined();
+    expect(await processor(job, { attempt: 1, maxAttempts: 3, queuedAt: Date.now() })).toBeUndefined();
+  });
+});
+
+describe('container processor: trace context', () => {
+  it('sends the worker’s span as traceparent in place of the client’s (tracing on), the client’s otherwise', async () => {
+    const seen: http.IncomingHttpHeaders[] = [];
+    const echo = http.createServer((req, res) => {
+      seen.push(req.headers);
+      req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    closers.push(async () => echo.closeAllConnections());
+    const base = await listen(echo);
+    const client = { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, tracestate: 'client=1' };
+    const worker = `00-${'a'.repeat(32)}-${'c'.repeat(16)}-01`;
+    const job = { ...(await newJob()), headers: client };
+    const traced = await processorFor(base, { traceContext: () => ({ traceparent: worker }) });
+    expect((await traced(job, { attempt: 1, maxAttempts: 3, queuedAt: Date.now() }))?.status).toBe(200);
+    const plain = await processorFor(base);
+    expect(
+      (await plain({ ...(await newJob()), headers: client }, { attempt: 1, maxAttempts: 3, queuedAt: Date.now() }))
+        ?.status,
+    ).toBe(200);
+    expect(seen.map((h) => [h.traceparent, h.tracestate])).toEqual([
+      [worker, undefined],
+      [client.traceparent, client.tracestate],
+    ]);
   });
 });

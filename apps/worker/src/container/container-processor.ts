@@ -46,6 +46,11 @@ export interface ContainerProcessorDeps {
   ncaId: string;
   /** The worker's one timer for per-request checks (progress files, clients that left). */
   ticker: SharedTicker;
+  /**
+   * The running job's span as W3C Trace Context fields (tracing on): the server's request carries them instead
+   * of the client's, so the function's own spans join the invocation's trace under the worker's. Absent: off.
+   */
+  traceContext?: () => InvocationJob['trace'];
 }
 
 /**
@@ -126,6 +131,7 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
         maxResponseBytes: deps.maxResponseBytes,
         ncaId: deps.ncaId,
       });
+      withTraceContext(headers, deps.traceContext?.());
       sent = true;
       let res = await callInference(url, { method: 'POST', headers, body, signal: abort.signal });
       // A server's own 202: NVCF's worker asks again with a GET on the same path until it has the answer.
@@ -215,6 +221,14 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
   async function answerAsEvent(requestId: string, result: InvocationResult): Promise<void> {
     if (result.status < 400) await deps.events.append(requestId, [{ data: result.body.toString('utf8'), last: true }]);
   }
+}
+
+/** Replaces the client's W3C Trace Context headers with the worker's span (https://www.w3.org/TR/trace-context/). */
+function withTraceContext(headers: Record<string, string>, trace: InvocationJob['trace']): void {
+  if (!trace) return;
+  headers.traceparent = trace.traceparent;
+  if (trace.tracestate) headers.tracestate = trace.tracestate;
+  else delete headers.tracestate;
 }
 
 /** Response headers of the server's that reach the client (NVCF: any headers): all but per-connection ones. */

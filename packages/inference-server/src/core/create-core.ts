@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { Logger } from '@nvcf/service-kit';
+import type { Tracer } from '@opentelemetry/api';
 import { SessionCache } from '../runtime/session-cache.ts';
 import type { InferenceCore } from './core-types.ts';
 import { createInferenceCore } from './inference-core.ts';
@@ -13,8 +14,17 @@ export interface CoreConfig {
   cpuInstances?: number;
 }
 
+export interface CoreExtras {
+  /** OpenTelemetry: a `session.run` span per model run (absent: tracing off). */
+  tracer?: Tracer;
+}
+
 /** Builds the core over a model repository and loads every model in it. */
-export async function startInferenceCore(config: CoreConfig, logger: Logger): Promise<InferenceCore> {
+export async function startInferenceCore(
+  config: CoreConfig,
+  logger: Logger,
+  extras: CoreExtras = {},
+): Promise<InferenceCore> {
   const sessions = new SessionCache({
     executionProviders: config.executionProviders,
     intraOpNumThreads: config.intraOpThreads,
@@ -25,6 +35,7 @@ export async function startInferenceCore(config: CoreConfig, logger: Logger): Pr
     repository: config.modelRepository,
     sessions,
     logger,
+    ...(extras.tracer ? { tracer: extras.tracer } : {}),
     ...(config.cpuInstances === undefined
       ? {}
       : { cpuInstances: config.cpuInstances > 0 ? config.cpuInstances : availableParallelism() }),

@@ -139,6 +139,26 @@ describe('DynamicBatcher', () => {
     ]);
   });
 
+  it('tells each request of a merged execution the spans of the others it ran with (tracing’s batch links)', async () => {
+    const { model, batcher } = setup();
+    const span = (n: number) => ({ traceId: String(n).repeat(32), spanId: String(n).repeat(16), traceFlags: 1 });
+    const busy = batcher.submit(request(1, 100, 1, { span: span(1) }));
+    await tick();
+    // Queued behind it, merged into one execution: two with a span, one without.
+    const merged = [request(1, 0, 1, { span: span(2) }), request(1, 1, 1, { span: span(3) }), request(1, 2)].map((r) =>
+      batcher.submit(r),
+    );
+    model.calls[0]?.finish();
+    // Alone in its execution: no peers.
+    expect(await busy).not.toHaveProperty('peers');
+    await tick();
+    model.calls[1]?.finish();
+    const [a, b, c] = await Promise.all(merged);
+    expect(a?.peers).toEqual([span(3)]);
+    expect(b?.peers).toEqual([span(2)]);
+    expect(c?.peers).toEqual([span(2), span(3)]);
+  });
+
   it('waits up to max_queue_delay for a batch to fill, and leaves at once when it reaches the size', async () => {
     const { clock, model, batcher } = setup({ maxBatchSize: 4, config: { max_queue_delay_microseconds: 10_000 } });
     const a = batcher.submit(request(1, 0));

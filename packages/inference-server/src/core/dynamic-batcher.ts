@@ -1,5 +1,6 @@
 import type { DynamicBatchingConfig } from '@nvcf/models';
 import { AppError, type Tensor, type TensorSpec } from '@nvcf/protocol';
+import type { SpanContext } from '@opentelemetry/api';
 import { batchKey, concatRequests, splitOutputs } from './batch-tensors.ts';
 import type { InstanceSlots } from './instance-slots.ts';
 
@@ -14,6 +15,8 @@ export interface BatchableRequest {
   signal?: AbortSignal;
   /** The caller gives the inputs' buffers away (CoreInferRequest.inputsOwned). */
   owned?: boolean;
+  /** The request's span (tracing on): the other requests of its execution link to it (`BatchedAnswer.peers`). */
+  span?: SpanContext;
 }
 
 /** Durations, in nanoseconds, of one model execution's phases. */
@@ -31,6 +34,8 @@ export interface BatchedAnswer extends ComputeTimes {
   batchSize: number;
   /** From submit to the batch's dispatch on an instance. */
   queueNs: number;
+  /** The spans of the other requests this one ran with, when they carried one (BatchableRequest.span). */
+  peers?: SpanContext[];
 }
 
 export interface ExecutionReport extends ComputeTimes {
@@ -86,6 +91,11 @@ interface Entry {
   onAbort?: () => void;
   /** preserve_ordering: the outcome, held until every earlier request has its own. */
   deliver?: () => void;
+}
+
+/** The spans of the batch's other requests: one execution's members, linked to each other. */
+function peerSpans(batch: Entry[], self: Entry): SpanContext[] {
+  return batch.flatMap((e) => (e !== self && e.request.span ? [e.request.span] : []));
 }
 
 /** setTimeout's ceiling; a longer delay is waited in steps. */
@@ -308,10 +318,18 @@ export class DynamicBatcher {
     this.#o.onExecution?.({ batchSize, requests: batch.length, ...times, ok: parts !== undefined });
     batch.forEach((e, i) => {
       const outputs = parts?.[i];
+      const peers = batch.length > 1 ? peerSpans(batch, e) : [];
       this.#answer(
         e,
         outputs
-          ? () => e.resolve({ outputs, batchSize, queueNs: ns(e.submitted, dispatched), ...times })
+          ? () =>
+              e.resolve({
+                outputs,
+                batchSize,
+                queueNs: ns(e.submitted, dispatched),
+                ...times,
+                ...(peers.length > 0 ? { peers } : {}),
+              })
           : () => e.reject(error),
       );
     });

@@ -9,6 +9,7 @@ import {
   versionNotReadyMessage,
 } from '@nvcf/protocol';
 import type { Logger } from '@nvcf/service-kit';
+import type { Tracer } from '@opentelemetry/api';
 import type { LoadedModel } from '../runtime/onnx-runner.ts';
 import type { SessionCache } from '../runtime/session-cache.ts';
 import { defineModel, type ModelDefinition, readModelSource } from './config-source.ts';
@@ -23,6 +24,7 @@ import type {
 import { type BatchedAnswer, DynamicBatcher, QueueRejection } from './dynamic-batcher.ts';
 import { InstanceSlots } from './instance-slots.ts';
 import { ModelStatistics } from './model-statistics.ts';
+import { traceDecoupledRun, traceRun } from './run-span.ts';
 import { SequenceScheduler, type SequenceTicket } from './sequence-scheduler.ts';
 
 interface ServedVersion {
@@ -49,6 +51,8 @@ export interface CoreOptions {
   serverVersion?: string;
   /** Instances of a model whose config names no instance count (Triton's ONNX Runtime default: 2). */
   cpuInstances?: number;
+  /** OpenTelemetry: a `session.run` span per model run (absent: tracing off, no span). */
+  tracer?: Tracer;
 }
 
 const EXTENSIONS = [
@@ -244,16 +248,20 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
       const queued = now();
       try {
         if (req.signal?.aborted) throw new AppError('CANCELLED', 'request cancelled before it ran');
-        await run(
-          req.inputs,
-          (outputs) =>
-            onResponse({
-              modelName: req.modelName,
-              modelVersion: sv.version,
-              ...(req.id !== undefined ? { id: req.id } : {}),
-              outputs,
-            }),
-          req.signal,
+        await traceDecoupledRun(opts.tracer, { model: req.modelName, version: sv.version }, (responded) =>
+          run(
+            req.inputs,
+            (outputs) => {
+              responded();
+              onResponse({
+                modelName: req.modelName,
+                modelVersion: sv.version,
+                ...(req.id !== undefined ? { id: req.id } : {}),
+                outputs,
+              });
+            },
+            req.signal,
+          ),
         );
         const done = now();
         const timings = {
@@ -303,16 +311,22 @@ export function createInferenceCore(opts: CoreOptions): StartableCore {
         // State outputs are fetched too (after the requested ones, so indexes line up), then kept, not answered.
         const outputNames =
           ticket?.stateOutputs.length && requested ? [...requested, ...ticket.stateOutputs] : requested;
-        const ran = sv.batcher
-          ? await sv.batcher.submit({
-              inputs: req.inputs,
-              rows: batch,
-              outputNames,
-              timeoutUs: timeoutUs(req.parameters),
-              signal: req.signal,
-              owned: req.inputsOwned === true,
-            })
-          : await runAlone(sv, req, batch, outputNames);
+        const { batcher } = sv;
+        const rows = batch;
+        const facts = { model: req.modelName, version: sv.version, rows, batched: batcher !== undefined };
+        const ran = await traceRun(opts.tracer, facts, (span) =>
+          batcher
+            ? batcher.submit({
+                inputs: req.inputs,
+                rows,
+                outputNames,
+                timeoutUs: timeoutUs(req.parameters),
+                signal: req.signal,
+                owned: req.inputsOwned === true,
+                ...(span ? { span } : {}),
+              })
+            : runAlone(sv, req, rows, outputNames),
+        );
         ticket?.keep(ran.outputs);
         const stateOutputs = ticket?.stateOutputs ?? [];
         const answered = stateOutputs.length ? ran.outputs.filter((t) => !stateOutputs.includes(t.name)) : ran.outputs;
