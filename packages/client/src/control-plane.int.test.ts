@@ -161,11 +161,13 @@ describe('deployments and queues', () => {
     expect(deployed).toEqual({
       functionId: fn.id,
       functionVersionId: fn.versionId,
+      functionName: 'sdk-deployed',
       ncaId: fn.ncaId,
       functionStatus: 'DEPLOYING',
       requestQueueUrl: expect.any(String),
       healthInfo: [],
       deploymentSpecifications: deployBody().deploymentSpecifications,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });
     const twice = await refusal(nvcf.deployments.create(fn.id, fn.versionId, deployBody()));
     expect(twice.detail).toMatch(/already deployed; use PUT/);

@@ -68,6 +68,8 @@ export const FunctionVersion = z
         maxRequestConcurrency: z.number().int().min(1),
         /** The deployment request's specifications, as given. */
         specifications: z.array(z.record(z.string(), z.unknown())).default([]),
+        /** When the version was deployed (ISO-8601; a PUT keeps it). Absent on deployments stored before it was kept. */
+        createdAt: z.string().optional(),
       })
       .nullable(),
     model: FunctionModelSpec.optional(),

@@ -74,9 +74,10 @@ describe("a function's error body", () => {
       body: JSON.stringify({ requestHeader: { pollDurationSeconds: 30 }, requestBody: refused }),
     });
     expect(res.status).toBe(400);
-    const env = (await res.json()) as { reqId: string; status: string; response: Record<string, unknown> };
+    const env = (await res.json()) as { reqId: string; status: string; response: string };
     expect(env.status).toBe('errored');
-    expectNvcfProblem(env.response, path, env.reqId);
+    // NVCF's envelope carries the body as text (`response` is a string in its document).
+    expectNvcfProblem(JSON.parse(env.response) as Record<string, unknown>, path, env.reqId);
     await worker.close();
   });
 
