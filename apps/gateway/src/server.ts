@@ -138,6 +138,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const limiter = createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 });
   const events = createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds });
   const app = createGatewayApp({
+    ncaId: config.ncaId,
     healthTimeoutMs: Math.min(1000, config.redisCommandTimeoutMs),
     maxOpenRequestsPerCredential: config.maxOpenRequestsPerCredential,
     forwardHeaders: config.forwardHeaders,

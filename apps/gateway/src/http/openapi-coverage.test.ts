@@ -49,6 +49,7 @@ function buildApp(): Hono {
     forwardHeaders: [],
     maxOpenRequestsPerCredential: 0,
     metrics: createGatewayMetrics(),
+    ncaId: 'openapi-test',
   };
   return createGatewayApp(deps);
 }
