@@ -214,6 +214,9 @@ describe('deployments and queues', () => {
         functionVersionId: fn.versionId,
         instanceStatus: 'ACTIVE',
         ncaId: fn.ncaId,
+        // What the worker reports of its machine (the harness's workers: the defaults).
+        gpu: 'CPU',
+        instanceType: 'cpu.x1',
       },
     ]);
     const gpu = await refusal(nvcf.deployments.update(fn.id, fn.versionId, deployBody({ gpu: 'H100' })));

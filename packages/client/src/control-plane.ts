@@ -86,6 +86,9 @@ export interface FunctionInstance {
   functionVersionId: string;
   instanceStatus: string;
   ncaId: string;
+  /** The GPU the worker reports (`CPU` for none). */
+  gpu?: string;
+  instanceType?: string;
 }
 
 /**

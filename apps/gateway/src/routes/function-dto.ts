@@ -1,5 +1,5 @@
 import { DeploymentSpecification, FUNCTION_STATUSES, functionStatus } from '@nvcf/protocol';
-import { FunctionModelSpec, type FunctionVersion } from '@nvcf/queue';
+import { FunctionModelSpec, type FunctionVersion, type WorkerMachine } from '@nvcf/queue';
 import { z } from 'zod';
 import { timestamp, uuidString } from '../http/openapi-schemas.ts';
 
@@ -143,8 +143,15 @@ function healthUriOf(fv: FunctionVersion): string {
   return fv.container?.health.uri ?? MODEL_HEALTH_URI;
 }
 
-/** FunctionDto (NVCF API reference) for one version, with its live workers as active instances. */
-export function functionDto(fv: FunctionVersion, workerIds: string[]) {
+/**
+ * FunctionDto (NVCF API reference) for one version, with its live workers as active instances; a worker whose
+ * heartbeat names its machine gives its instance NVCF's `gpu` and `instanceType`.
+ */
+export function functionDto(
+  fv: FunctionVersion,
+  workerIds: string[],
+  machines: ReadonlyMap<string, WorkerMachine> = new Map(),
+) {
   return {
     ...fv.spec,
     id: fv.id,
@@ -164,13 +171,17 @@ export function functionDto(fv: FunctionVersion, workerIds: string[]) {
     createdAt: fv.createdAt,
     description: fv.description,
     tags: fv.tags,
-    activeInstances: workerIds.map((instanceId) => ({
-      instanceId,
-      functionId: fv.id,
-      functionVersionId: fv.versionId,
-      instanceStatus: 'ACTIVE',
-      ncaId: fv.ncaId,
-    })),
+    activeInstances: workerIds.map((instanceId) => {
+      const machine = machines.get(instanceId);
+      return {
+        instanceId,
+        functionId: fv.id,
+        functionVersionId: fv.versionId,
+        instanceStatus: 'ACTIVE',
+        ncaId: fv.ncaId,
+        ...(machine ? { gpu: machine.gpu, instanceType: machine.instanceType } : {}),
+      };
+    }),
     // Not in NVCF's DTO: what a caller needs to build a KServe V2 request body for this function.
     model: fv.model,
   };
