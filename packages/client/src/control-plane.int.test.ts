@@ -219,6 +219,10 @@ describe('deployments and queues', () => {
         instanceType: 'cpu.x1',
       },
     ]);
+    // The worker's pool is a cluster group, with the machine it reports.
+    expect((await nvcf.clusterGroups.list()).find((g) => g.name === 'default')?.gpus).toEqual([
+      { name: 'CPU', instanceTypes: [{ name: 'cpu.x1', description: 'CPU worker (cpu.x1)', default: true }] },
+    ]);
     const gpu = await refusal(nvcf.deployments.update(fn.id, fn.versionId, deployBody({ gpu: 'H100' })));
     expect(gpu.detail).toBe("Invalid request: 'gpu' and 'backend' of a deployment cannot change");
 
