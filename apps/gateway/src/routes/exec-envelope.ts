@@ -53,13 +53,10 @@ export function execEnvelopeResponse(
   }
   const result = relayedProblem(outcome.result, instance, reqId);
   if (result.objectKey) {
-    // A large result is referenced, not embedded: NVCF's exec answers it 302 with the URL in `Location` (NVCF API
-    // reference: exec, "use the URL specified in the 'Location' response header to fetch large result"); the
-    // envelope beside it names the same URL as `responseReference`, for clients that do not follow redirects.
-    const url = resultUrl(reqId);
+    // A large result is referenced, not embedded (200 with responseReference; NVCF behaviour: results).
     return Response.json(
-      { reqId, status: 'fulfilled', responseReference: url, percentComplete: 100 },
-      { status: 302, headers: { ...headers, location: url } },
+      { reqId, status: 'fulfilled', responseReference: resultUrl(reqId), percentComplete: 100 },
+      { status: 200, headers },
     );
   }
   const textual = /json/i.test(result.contentType) || /^text\//i.test(result.contentType);

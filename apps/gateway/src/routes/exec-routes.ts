@@ -58,16 +58,8 @@ const FAILED = {
   500: envelope(`\`errored\`: ${INVOCATION_PROBLEMS.failed}`),
 };
 const ANSWERS = {
-  200: envelope('`fulfilled`, with the function’s answer as `response`.'),
+  200: envelope('`fulfilled`, with `response` embedded, or `responseReference` for a result over the direct limit.'),
   202: envelope('`pending-evaluation`: poll `GET /v2/nvcf/exec/status/{requestId}` with `reqId`.'),
-  302: {
-    ...jsonResponse(
-      '`fulfilled` with a result over the direct limit (MAX_DIRECT_RESULT_BYTES): `Location` and the envelope’s ' +
-        '`responseReference` are the signed URL of a zip holding `<requestId>.response` (no credential).',
-      InvokeFunctionResponse,
-    ),
-    headers: responseHeaders(['Location', 'NVCF-REQID']),
-  },
   ...FAILED,
 };
 
