@@ -77,12 +77,10 @@ describe('input assets through the exec envelope', () => {
     const viaAsset = await exec([asset.assetId], { parameters: { nvcf_asset_id: asset.assetId } });
     expect(viaAsset.status).toBe(200);
     const inline = await exec([], { data: values });
-    type Envelope = { status: string; response: string };
-    type Outputs = { outputs: { data: number[] }[] };
-    const outputsOf = (env: Envelope) => (JSON.parse(env.response) as Outputs).outputs[0]?.data;
+    type Envelope = { status: string; response: { outputs: { data: number[] }[] } };
     const envelope = (await viaAsset.json()) as Envelope;
     expect(envelope.status).toBe('fulfilled');
-    expect(outputsOf(envelope)).toEqual(outputsOf((await inline.json()) as Envelope));
+    expect(envelope.response.outputs[0]?.data).toEqual(((await inline.json()) as Envelope).response.outputs[0]?.data);
 
     const unknown = '00000000-0000-4000-8000-00000000abce';
     const missing = await exec([unknown], { data: values });

@@ -74,10 +74,9 @@ describe("a function's error body", () => {
       body: JSON.stringify({ requestHeader: { pollDurationSeconds: 30 }, requestBody: refused }),
     });
     expect(res.status).toBe(400);
-    const env = (await res.json()) as { reqId: string; status: string; response: string };
+    const env = (await res.json()) as { reqId: string; status: string; response: Record<string, unknown> };
     expect(env.status).toBe('errored');
-    // NVCF's envelope carries the body as text (`response` is a string in its document).
-    expectNvcfProblem(JSON.parse(env.response) as Record<string, unknown>, path, env.reqId);
+    expectNvcfProblem(env.response, path, env.reqId);
     await worker.close();
   });
 

@@ -10,11 +10,12 @@ export const InvokeFunctionResponse = z
     reqId: uuidString(),
     status: z.enum(['errored', 'in-progress', 'fulfilled', 'pending-evaluation', 'rejected']),
     response: z
-      .string()
+      .unknown()
       .optional()
       .describe(
-        'The function’s answer as text (JSON as its text: `JSON.parse` it); a body that is neither JSON nor text, ' +
-          'base64. On `errored`, its error body.',
+        'The function’s answer: its JSON embedded, text as a string, anything else base64. On `errored`, its error ' +
+          'body. NVCF’s document types it a string, but its service embeds JSON, and NVIDIA’s own envelope client ' +
+          '(CUDA-Q) reads it as an object.',
       ),
     responseReference: z
       .string()
@@ -28,8 +29,7 @@ export const InvokeFunctionResponse = z
 
 /**
  * The legacy exec envelope (NVCF behaviour: exec envelope): `{reqId, status, response | responseReference,
- * percentComplete, errorCode}`, with the function's answer as a string, as NVCF's `InvokeFunctionResponse.response`
- * is (NVCF API reference: exec): its JSON or text as text, other bytes as base64. While waiting the status is
+ * percentComplete, errorCode}`, with the function's JSON answer embedded. While waiting the status is
  * `pending-evaluation`, the value the clients of this API poll on (NVCF behaviour: statuses).
  */
 export function execEnvelopeResponse(
@@ -59,8 +59,17 @@ export function execEnvelopeResponse(
       { status: 200, headers },
     );
   }
-  const textual = /json/i.test(result.contentType) || /^text\//i.test(result.contentType);
-  const response = result.body.toString(textual ? 'utf8' : 'base64');
+  const text = result.body.toString('utf8');
+  let response: unknown = text;
+  if (/json/i.test(result.contentType)) {
+    try {
+      response = JSON.parse(text);
+    } catch {
+      // not JSON after all: embedded as text
+    }
+  } else if (!/^text\//i.test(result.contentType)) {
+    response = result.body.toString('base64');
+  }
   if (result.status < 400) {
     return Response.json({ reqId, status: 'fulfilled', response }, { status: result.status, headers });
   }
