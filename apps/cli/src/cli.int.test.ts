@@ -346,6 +346,16 @@ describe('queue', () => {
   });
 });
 
+describe('cluster-groups', () => {
+  it('lists the live worker’s pool with the GPU and instance type it reports', async () => {
+    const listed = await cli(['cluster-groups']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout.split('\n')).toContain('default\tCPU\tcpu.x1\tyes');
+    const json = await cli(['cluster-groups', '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ clusterGroups: [{ name: 'default', gpus: [{ name: 'CPU' }] }] });
+  });
+});
+
 describe('kube worker-pool', () => {
   type Doc = { kind: string; metadata: { name: string; namespace?: string }; spec?: Record<string, unknown> };
   it('a container function’s pool runs its server beside the worker, told its address', async () => {

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerAssets } from './commands/assets.ts';
 import { registerCancel } from './commands/cancel.ts';
+import { registerClusterGroups } from './commands/cluster-groups.ts';
 import { registerConfig } from './commands/config.ts';
 import { registerDeploy } from './commands/deploy.ts';
 import { registerFunctions } from './commands/functions.ts';
@@ -46,6 +47,7 @@ export function createProgram(): Command {
   registerStatus(program);
   registerCancel(program);
   registerQueue(program);
+  registerClusterGroups(program);
   registerAssets(program);
   registerKeys(program);
   registerConfig(program);

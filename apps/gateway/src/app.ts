@@ -26,6 +26,7 @@ import type { RequestCancellation } from './invocation/request-cancellation.ts';
 import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
 import { httpMetrics, openRequestsGauge } from './metrics/http-metrics.ts';
 import type { ResultLinks } from './results/result-links.ts';
+import { clusterGroupRoutes } from './routes/cluster-group-routes.ts';
 import { deploymentRoutes } from './routes/deployment-routes.ts';
 import { execRoutes } from './routes/exec-routes.ts';
 import { functionRoutes } from './routes/function-routes.ts';
@@ -66,6 +67,8 @@ export interface GatewayAppDeps {
   console?: boolean;
   /** OpenTelemetry: a server span per call (off: no span, no cost). */
   tracing?: Tracing;
+  /** The account this deployment's resources belong to (`NVCF_NCA_ID`). */
+  ncaId: string;
 }
 
 /** The gateway's HTTP surface. Pure wiring: every route parses, calls a service, maps the result. */
@@ -101,6 +104,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   );
   app.route('/', deps.results.routes());
   app.route('/', queueRoutes(deps));
+  app.route('/', clusterGroupRoutes(deps));
   app.route('/', assetRoutes(deps));
   app.route('/', keyRoutes(deps));
   app.route('/', statsRoutes(deps));

@@ -141,6 +141,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const events = createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds });
   const app = createGatewayApp({
     tracing,
+    ncaId: config.ncaId,
     healthTimeoutMs: Math.min(1000, config.redisCommandTimeoutMs),
     maxOpenRequestsPerCredential: config.maxOpenRequestsPerCredential,
     forwardHeaders: config.forwardHeaders,

@@ -36,6 +36,18 @@ describe('worker config', () => {
     ).toThrow(/WORKER_MODEL_CONTROL_MODE[\s\S]*WORKER_RESTRICTED_API[\s\S]*unknown API 'everything'/);
   });
 
+  it('reports its machine: pool, GPU and instance type, CPU in the default pool by default', () => {
+    expect(loadWorkerConfig({}).machine).toEqual({ pool: 'default', gpu: 'CPU', instanceType: 'cpu.x1' });
+    expect(loadWorkerConfig({ WORKER_POOL: 'gpu-pool', WORKER_GPU: 'H100' }).machine).toEqual({
+      pool: 'gpu-pool',
+      gpu: 'H100',
+      instanceType: 'h100.x1',
+    });
+    expect(loadWorkerConfig({ WORKER_GPU: 'L40S', WORKER_INSTANCE_TYPE: 'gl40s.2x' }).machine.instanceType).toBe(
+      'gl40s.2x',
+    );
+  });
+
   it('serves every version unless WORKER_FUNCTION_VERSIONS lists some; a malformed id is refused', () => {
     expect(loadWorkerConfig({}).functionVersionIds).toEqual([]);
     const a = '0b6e1a8e-4a51-4c2a-9d0c-1f2e3d4c5b6a';

@@ -59,6 +59,9 @@ export const WorkerEnv = z
     STREAM_CHUNK_ROWS: envInt(16, 0),
     RESULT_OBJECT_TTL_SECONDS: envInt(24 * 60 * 60, 1),
     WORKER_ID: envString(''),
+    WORKER_POOL: envString('default').pipe(z.string().min(1)),
+    WORKER_GPU: envString('CPU').pipe(z.string().min(1)),
+    WORKER_INSTANCE_TYPE: envString(''),
     WORKER_CONCURRENCY: envInt(0, 0, 1024),
     WORKER_FUNCTION_VERSIONS: versionIdList,
     ORT_EXECUTION_PROVIDERS: providerList,
@@ -127,6 +130,8 @@ export interface WorkerConfig {
   streamChunkRows: number;
   resultObjectTtlSeconds: number;
   workerId: string;
+  /** The machine it reports with each heartbeat: `GET /v2/nvcf/clusterGroups` lists one group per pool. */
+  machine: { pool: string; gpu: string; instanceType: string };
   /** Jobs active at once per function version; 0 follows the model (functions/model-capacity.ts). */
   concurrency: number;
   /**
@@ -196,6 +201,11 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     streamChunkRows: env.STREAM_CHUNK_ROWS,
     resultObjectTtlSeconds: env.RESULT_OBJECT_TTL_SECONDS,
     workerId: env.WORKER_ID || `worker-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+    machine: {
+      pool: env.WORKER_POOL,
+      gpu: env.WORKER_GPU,
+      instanceType: env.WORKER_INSTANCE_TYPE || `${env.WORKER_GPU.toLowerCase()}.x1`,
+    },
     concurrency: env.WORKER_CONCURRENCY,
     functionVersionIds: env.WORKER_FUNCTION_VERSIONS,
     executionProviders: env.ORT_EXECUTION_PROVIDERS,

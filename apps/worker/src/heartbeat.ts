@@ -1,9 +1,10 @@
-import type { FunctionRegistry } from '@nvcf/queue';
+import type { FunctionRegistry, WorkerMachine } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 
 /**
- * Tells the control plane, every `intervalMs`, which versions this worker serves. An entry lives three
- * intervals, so a killed worker stops counting as an instance within seconds.
+ * Tells the control plane, every `intervalMs`, which versions this worker serves and the machine it runs on (its
+ * pool, GPU and instance type: the cluster groups). An entry lives three intervals, so a killed worker stops
+ * counting as an instance within seconds.
  */
 export function startHeartbeat(
   registry: FunctionRegistry,
@@ -11,9 +12,10 @@ export function startHeartbeat(
   versionIds: () => readonly string[],
   intervalMs: number,
   logger: Logger,
+  machine?: WorkerMachine,
 ): { stop(): Promise<void>; beat(): Promise<void> } {
   const ttl = intervalMs * 3;
-  const beat = () => registry.heartbeat(workerId, versionIds(), ttl);
+  const beat = () => registry.heartbeat(workerId, versionIds(), ttl, machine);
   const timer = setInterval(() => {
     beat().catch((err: unknown) => logger.warn({ err }, 'heartbeat failed'));
   }, intervalMs);
@@ -22,7 +24,7 @@ export function startHeartbeat(
     beat,
     async stop() {
       clearInterval(timer);
-      await registry.removeWorker(workerId, versionIds());
+      await Promise.all([registry.removeWorker(workerId, versionIds()), registry.workerGone(workerId)]);
     },
   };
 }

@@ -94,7 +94,14 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
       ttlSeconds: config.resultObjectTtlSeconds,
     }),
   });
-  const heartbeat = startHeartbeat(registry, config.workerId, consumers.versionIds, config.heartbeatIntervalMs, log);
+  const heartbeat = startHeartbeat(
+    registry,
+    config.workerId,
+    consumers.versionIds,
+    config.heartbeatIntervalMs,
+    log,
+    config.machine,
+  );
 
   // Re-sync serially on every trigger: a model loaded or unloaded here, a deployment changed anywhere
   // (pub/sub), and a periodic pass in case a notification was missed.

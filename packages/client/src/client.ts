@@ -1,5 +1,6 @@
 import { AssetsApi } from './assets.ts';
 import { cancelPath } from './cancel.ts';
+import { ClusterGroupsApi } from './cluster-groups.ts';
 import { DeploymentsApi, FunctionsApi, QueuesApi, type RequestOptions } from './control-plane.ts';
 import { type InvokeOptions, type InvokeResult, invokeFunction } from './invoke.ts';
 import { KeysApi } from './keys.ts';
@@ -30,6 +31,8 @@ export class NvcfClient {
   readonly deployments: DeploymentsApi;
   /** Queue depth per version and a request's position. */
   readonly queues: QueuesApi;
+  /** The worker pools that can run functions (`list_cluster_groups`). */
+  readonly clusterGroups: ClusterGroupsApi;
   /** Assets: create, upload (signed URL), list, read, delete. */
   readonly assets: AssetsApi;
   /** API keys: create (the secret shown once), list, revoke; needs the `manage_keys` scope. */
@@ -40,6 +43,7 @@ export class NvcfClient {
     this.functions = new FunctionsApi(this.transport);
     this.deployments = new DeploymentsApi(this.transport);
     this.queues = new QueuesApi(this.transport);
+    this.clusterGroups = new ClusterGroupsApi(this.transport);
     this.assets = new AssetsApi(this.transport);
     this.keys = new KeysApi(this.transport);
   }

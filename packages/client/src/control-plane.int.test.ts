@@ -161,11 +161,13 @@ describe('deployments and queues', () => {
     expect(deployed).toEqual({
       functionId: fn.id,
       functionVersionId: fn.versionId,
+      functionName: 'sdk-deployed',
       ncaId: fn.ncaId,
       functionStatus: 'DEPLOYING',
       requestQueueUrl: expect.any(String),
       healthInfo: [],
       deploymentSpecifications: deployBody().deploymentSpecifications,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });
     const twice = await refusal(nvcf.deployments.create(fn.id, fn.versionId, deployBody()));
     expect(twice.detail).toMatch(/already deployed; use PUT/);
@@ -212,7 +214,14 @@ describe('deployments and queues', () => {
         functionVersionId: fn.versionId,
         instanceStatus: 'ACTIVE',
         ncaId: fn.ncaId,
+        // What the worker reports of its machine (the harness's workers: the defaults).
+        gpu: 'CPU',
+        instanceType: 'cpu.x1',
       },
+    ]);
+    // The worker's pool is a cluster group, with the machine it reports.
+    expect((await nvcf.clusterGroups.list()).find((g) => g.name === 'default')?.gpus).toEqual([
+      { name: 'CPU', instanceTypes: [{ name: 'cpu.x1', description: 'CPU worker (cpu.x1)', default: true }] },
     ]);
     const gpu = await refusal(nvcf.deployments.update(fn.id, fn.versionId, deployBody({ gpu: 'H100' })));
     expect(gpu.detail).toBe("Invalid request: 'gpu' and 'backend' of a deployment cannot change");

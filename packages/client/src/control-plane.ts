@@ -7,7 +7,7 @@ export interface RequestOptions {
 }
 
 /** A function version's state (NVCF function lifecycle), from its deployment and the workers alive for it. */
-export type FunctionStatus = 'INACTIVE' | 'DEPLOYING' | 'ACTIVE' | 'DEGRADING' | 'DEGRADED' | 'ERROR' | 'DELETED';
+export type FunctionStatus = 'ACTIVE' | 'DEPLOYING' | 'ERROR' | 'INACTIVE' | 'DELETED';
 export type ApiBodyFormat = 'CUSTOM' | 'PREDICT_V2';
 export type FunctionType = 'DEFAULT' | 'STREAMING' | 'LLM';
 
@@ -60,7 +60,7 @@ export interface CreateFunctionRequest {
   functionType?: FunctionType;
   description?: string;
   tags?: string[];
-  /** Accepted and never returned (the DTO lists their names as `secretNames`). */
+  /** Accepted and never returned (the DTO lists their names as `secrets`). */
   secrets?: { name: string; value: string }[];
 }
 
@@ -86,6 +86,9 @@ export interface FunctionInstance {
   functionVersionId: string;
   instanceStatus: string;
   ncaId: string;
+  /** The GPU the worker reports (`CPU` for none). */
+  gpu?: string;
+  instanceType?: string;
 }
 
 /**
@@ -100,13 +103,17 @@ export interface FunctionDto {
   status: FunctionStatus;
   inferenceUrl: string;
   inferencePort?: number;
-  healthUri?: string;
+  /** The path the function's readiness is checked on. */
+  healthUri: string;
   health?: HealthCheck;
   containerImage?: string;
   helmChart?: string;
   helmChartServiceName?: string;
   containerArgs?: string;
-  resources?: ModelReference[];
+  resources: ModelReference[];
+  /** The names of the function's secrets (never their values). */
+  secrets?: string[];
+  /** @deprecated the same as `secrets`. */
   secretNames?: string[];
   ownedByDifferentAccount: boolean;
   containerEnvironment: KeyValue[];
@@ -160,12 +167,15 @@ export interface DeploymentRequest {
 export interface DeploymentDto {
   functionId: string;
   functionVersionId: string;
+  functionName: string;
   ncaId: string;
   functionStatus: FunctionStatus;
-  /** The queue the version's requests wait in. */
+  /** The queue the version's requests wait in (deprecated in NVCF). */
   requestQueueUrl: string;
-  healthInfo: unknown[];
+  healthInfo: { gpu: string; backend: string; error: string; instanceType?: string }[];
   deploymentSpecifications: DeploymentSpecification[];
+  /** When the version was deployed (ISO-8601). */
+  createdAt: string;
 }
 
 /** The queues of a function's versions (`GET /v2/nvcf/queues/functions/{fid}[/versions/{vid}]`). */

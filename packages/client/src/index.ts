@@ -9,6 +9,7 @@ export {
   type UploadOptions,
 } from './assets.ts';
 export { NvcfClient } from './client.ts';
+export { type ClusterGroup, ClusterGroupsApi, type InstanceType } from './cluster-groups.ts';
 export {
   type ApiBodyFormat,
   type CreateFunctionRequest,

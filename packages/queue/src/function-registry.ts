@@ -68,6 +68,8 @@ export const FunctionVersion = z
         maxRequestConcurrency: z.number().int().min(1),
         /** The deployment request's specifications, as given. */
         specifications: z.array(z.record(z.string(), z.unknown())).default([]),
+        /** When the version was deployed (ISO-8601; a PUT keeps it). Absent on deployments stored before it was kept. */
+        createdAt: z.string().optional(),
       })
       .nullable(),
     model: FunctionModelSpec.optional(),
@@ -78,6 +80,19 @@ export const FunctionVersion = z
     message: 'a function version is served by a model or by a container, exactly one',
   });
 export type FunctionVersion = z.infer<typeof FunctionVersion>;
+
+/** What a worker says of the machine it runs on, with each heartbeat (NVCF's cluster groups are built from it). */
+export const WorkerMachine = z.object({
+  /** The worker pool (NVCF: cluster group) it belongs to. */
+  pool: z.string().min(1),
+  /** The GPU it runs on, `CPU` for none. */
+  gpu: z.string().min(1),
+  instanceType: z.string().min(1),
+});
+export type WorkerMachine = z.infer<typeof WorkerMachine>;
+
+const LiveWorkerRecord = WorkerMachine.extend({ workerId: z.string(), expiresAt: z.number() });
+export type LiveWorker = z.infer<typeof LiveWorkerRecord>;
 export type { DeploymentLimits };
 
 export interface FunctionRegistry {
@@ -96,9 +111,16 @@ export interface FunctionRegistry {
   /** Every version of one function (empty when unknown). */
   versions(functionId: string): Promise<FunctionVersion[]>;
   list(): Promise<FunctionVersion[]>;
-  /** Workers announce themselves for the versions they serve; entries expire after `ttlMs`. */
-  heartbeat(workerId: string, versionIds: readonly string[], ttlMs: number): Promise<void>;
+  /**
+   * Workers announce themselves for the versions they serve, and with `machine` the machine they run on; entries
+   * expire after `ttlMs`.
+   */
+  heartbeat(workerId: string, versionIds: readonly string[], ttlMs: number, machine?: WorkerMachine): Promise<void>;
   removeWorker(workerId: string, versionIds: readonly string[]): Promise<void>;
+  /** A stopping worker leaves the list of live machines at once. */
+  workerGone(workerId: string): Promise<void>;
+  /** The workers whose heartbeat named their machine and has not expired. */
+  liveMachines(): Promise<LiveWorker[]>;
   /** Ids of the live workers of each version, in the order asked. One round trip. */
   liveWorkers(versionIds: readonly string[]): Promise<string[][]>;
 }
@@ -146,8 +168,12 @@ export function createFunctionRegistry(redis: RedisClient, keys: Keys): Function
       const hashes = await Promise.all(ids.map((id) => redis.hgetall(keys.functionVersions(id))));
       return hashes.flatMap(parseAll);
     },
-    async heartbeat(workerId, versionIds, ttlMs) {
+    async heartbeat(workerId, versionIds, ttlMs, machine) {
       const now = Date.now();
+      if (machine) {
+        const record: LiveWorker = { ...machine, workerId, expiresAt: now + ttlMs };
+        await redis.hset(keys.workers, workerId, JSON.stringify(record));
+      }
       // Each version's set lives in its version's slot: sent in one tick, they still leave in one write per node.
       await Promise.all(
         versionIds.flatMap((vid) => [
@@ -158,6 +184,20 @@ export function createFunctionRegistry(redis: RedisClient, keys: Keys): Function
     },
     async removeWorker(workerId, versionIds) {
       await Promise.all(versionIds.map((vid) => redis.zrem(keys.versionWorkers(vid), workerId)));
+    },
+    async workerGone(workerId) {
+      await redis.hdel(keys.workers, workerId);
+    },
+    async liveMachines() {
+      const now = Date.now();
+      const all = Object.values(await redis.hgetall(keys.workers)).flatMap((json) => {
+        const parsed = LiveWorkerRecord.safeParse(JSON.parse(json));
+        return parsed.success ? [parsed.data] : [];
+      });
+      // A killed worker never says goodbye: its entry is dropped by the first reader after it expired.
+      const expired = all.filter((w) => w.expiresAt <= now).map((w) => w.workerId);
+      if (expired.length > 0) await redis.hdel(keys.workers, ...expired);
+      return all.filter((w) => w.expiresAt > now);
     },
     async liveWorkers(versionIds) {
       if (versionIds.length === 0) return [];

@@ -82,6 +82,8 @@ export interface Keys {
   functionVersions(functionId: string): string;
   /** Sorted set workerId → heartbeat expiry (ms) of the workers serving a version. */
   versionWorkers(versionId: string): string;
+  /** Hash workerId → LiveWorker JSON (its pool, GPU, instance type, heartbeat expiry): what cluster groups list. */
+  readonly workers: string;
   /** String: one asset record (JSON). TTL'd. */
   asset(assetId: string): string;
   /** Sorted set assetId → expiry (ms) of one owner's assets (the list endpoint). TTL'd. */
@@ -131,6 +133,7 @@ export function createKeys(prefix = 'nvcf'): Keys {
     functionIds: `${prefix}:{fn}:functions`,
     functionVersions: (functionId) => `${prefix}:{fn}:fn:${functionId}:versions`,
     versionWorkers: (versionId) => `${prefix}:fv:${v(versionId)}:${versionId}:workers`,
+    workers: `${prefix}:workers`,
     asset: (assetId) => `${prefix}:{assets}:asset:${assetId}`,
     ownerAssets: (ownerSubject) => `${prefix}:{assets}:owner:${ownerSubject}`,
     assetExpiries: `${prefix}:{assets}:expiries`,

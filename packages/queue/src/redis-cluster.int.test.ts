@@ -169,8 +169,10 @@ describe('on a Redis Cluster', () => {
     await registry.upsert(a);
     await registry.upsert(b);
     expect((await registry.list()).map((f) => f.name).sort()).toEqual(['a', 'b']);
-    await registry.heartbeat('w1', [a.versionId, b.versionId], 10_000);
+    const machine = { pool: 'default', gpu: 'CPU', instanceType: 'cpu.x1' };
+    await registry.heartbeat('w1', [a.versionId, b.versionId], 10_000, machine);
     expect(await registry.liveWorkers([a.versionId, b.versionId])).toEqual([['w1'], ['w1']]);
+    expect(await registry.liveMachines()).toMatchObject([{ workerId: 'w1', ...machine }]);
 
     const apiKeys = createApiKeyStore(redis, keys);
     const { key } = await apiKeys.create({ name: 'k', scopes: ['invoke_function'] });

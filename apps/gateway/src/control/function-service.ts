@@ -178,6 +178,7 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
           maxInstances: specs.reduce((n, s) => n + s.maxInstances, 0),
           maxRequestConcurrency: first?.maxRequestConcurrency ?? 1,
           specifications: specs,
+          createdAt: (update ? fv.deployment?.createdAt : undefined) ?? new Date().toISOString(),
         },
       };
       await registry.upsert(next);

@@ -37,7 +37,15 @@ const deployBody = (over: Record<string, unknown> = {}) => ({
     { gpu: 'CPU', instanceType: 'cpu.x1', minInstances: 1, maxInstances: 2, maxRequestConcurrency: 2, ...over },
   ],
 });
-type Fn = { id: string; versionId: string; status: string; name: string; tags: string[]; description: string };
+type Fn = {
+  id: string;
+  versionId: string;
+  status: string;
+  name: string;
+  tags: string[];
+  description: string;
+  createdAt: string;
+};
 const statusOf = async (fid: string, vid: string) =>
   ((await (await json('GET', `/v2/nvcf/functions/${fid}/versions/${vid}`)).json()) as { function: Fn }).function.status;
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
@@ -88,6 +96,12 @@ describe('functions and deployments', () => {
       status: 'INACTIVE',
       tags: ['demo'],
       containerImage: 'nvcf/onnx-worker:latest',
+      // Every field NVCF's FunctionDto requires; a model function is checked on the worker's readiness path.
+      healthUri: '/v2/health/ready',
+      functionType: 'DEFAULT',
+      resources: [],
+      containerEnvironment: [],
+      activeInstances: [],
     });
     const path = `/v2/nvcf/pexec/functions/${fn.id}`;
     const inactive = await pexec(gw.url, path, simpleRequest());
@@ -108,12 +122,21 @@ describe('functions and deployments', () => {
     const deployed = await json('POST', deployPath, deployBody());
     expect(deployed.status).toBe(200);
     const dep = (
-      (await deployed.json()) as { deployment: { functionStatus: string; deploymentSpecifications: unknown[] } }
+      (await deployed.json()) as {
+        deployment: {
+          functionStatus: string;
+          functionName: string;
+          createdAt: string;
+          deploymentSpecifications: unknown[];
+        };
+      }
     ).deployment;
-    expect(dep.functionStatus).toBe('DEGRADED'); // minInstances 1, no worker yet
-    const degraded = await pexec(gw.url, path, simpleRequest());
-    expect(((await degraded.json()) as { detail: string }).detail).toBe(
-      `Function id '${fn.id}': DEGRADED function cannot be invoked`,
+    expect(dep.functionName).toBe('sum-and-difference');
+    expect(Date.parse(dep.createdAt)).toBeGreaterThanOrEqual(Date.parse(fn.createdAt));
+    expect(dep.functionStatus).toBe('DEPLOYING'); // minInstances 1, no worker yet: not invocable
+    const deploying = await pexec(gw.url, path, simpleRequest());
+    expect(((await deploying.json()) as { detail: string }).detail).toBe(
+      `Function id '${fn.id}': DEPLOYING function cannot be invoked`,
     );
 
     // A worker holding the model picks the new version up without a restart.
@@ -123,10 +146,12 @@ describe('functions and deployments', () => {
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as { outputs: { data: number[] }[] }).outputs[0]?.data[15]).toBe(16);
 
-    // Two instances wanted, one live: DEGRADING, still invocable.
+    // Two instances wanted, one live: still ACTIVE (NVCF's statuses have no state between) and invocable.
     const put = await json('PUT', deployPath, deployBody({ minInstances: 2, maxInstances: 2 }));
     expect(put.status).toBe(200);
-    expect(await statusOf(fn.id, fn.versionId)).toBe('DEGRADING');
+    // A PUT changes the deployment, not when it was made.
+    expect(((await put.json()) as { deployment: { createdAt: string } }).deployment.createdAt).toBe(dep.createdAt);
+    expect(await statusOf(fn.id, fn.versionId)).toBe('ACTIVE');
     expect((await pexec(gw.url, path, simpleRequest())).status).toBe(200);
     const gpuChange = await json('PUT', deployPath, deployBody({ gpu: 'H100' }));
     expect(gpuChange.status).toBe(400);

@@ -278,6 +278,29 @@ describe('assets and keys', () => {
   });
 });
 
+describe('cluster groups', () => {
+  it('lists the pools of the live workers, with their GPUs and instance types', async () => {
+    const worker = await h.worker({
+      WORKER_POOL: 'contract-pool',
+      WORKER_GPU: 'L40S',
+      WORKER_INSTANCE_TYPE: 'gl40s.x1',
+    });
+    try {
+      const listed = await call('GET', '/v2/nvcf/clusterGroups');
+      expectStatus(listed, 200);
+      const { clusterGroups } = listed.json as { clusterGroups: { name: string; gpus: unknown[] }[] };
+      expect(clusterGroups.find((g) => g.name === 'contract-pool')?.gpus).toEqual([
+        { name: 'L40S', instanceTypes: [{ name: 'gl40s.x1', description: 'L40S worker (gl40s.x1)', default: true }] },
+      ]);
+    } finally {
+      await worker.close();
+    }
+    // A stopped worker's pool is gone at once.
+    const after = (await call('GET', '/v2/nvcf/clusterGroups')).json as { clusterGroups: { name: string }[] };
+    expect(after.clusterGroups.map((g) => g.name)).not.toContain('contract-pool');
+  });
+});
+
 describe('credentials and limits', () => {
   it('401 without a credential, 429 over the rate', async () => {
     const unauthorized = await call('GET', '/v2/nvcf/functions', { key: null });

@@ -2,6 +2,7 @@ import { apiReferencePaths, createLogger } from '@nvcf/service-kit';
 import type { Hono } from 'hono';
 import { findTargetHandler, isMiddleware } from 'hono/utils/handler';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { createGatewayApp, type GatewayAppDeps } from '../app.ts';
 import { consolePaths } from '../console/console-routes.ts';
 import { createOpenApiValidator, type OpenApiDocument } from '../e2e/openapi-validator.ts';
@@ -50,6 +51,7 @@ function buildApp(): Hono {
     maxOpenRequestsPerCredential: 0,
     metrics: createGatewayMetrics(),
     console: true,
+    ncaId: 'openapi-test',
   };
   return createGatewayApp(deps);
 }
@@ -182,6 +184,57 @@ describe('the OpenAPI document', () => {
     expect(() => openapi.requestBody('POST', '/v2/nvcf/functions', { name: '-bad', inferenceUrl: '' })).toThrow(
       /pattern/,
     );
+  });
+
+  it('carries what NVCF’s document requires of its DTOs: every required field, its type and its values', () => {
+    // From NVCF's API reference (Cloud Functions management and invocation): required fields, and the type or the
+    // values of the fields a client reads. Ours may add fields; they may not miss or widen these.
+    const nvcf: Record<
+      string,
+      { required: string[]; types: Record<string, string>; values: Record<string, string[]> }
+    > = {
+      FunctionDto: {
+        required: ['createdAt', 'functionType', 'healthUri', 'id', 'name', 'ncaId', 'status', 'versionId'],
+        types: { healthUri: 'string', createdAt: 'string', activeInstances: 'array', resources: 'array' },
+        values: {
+          status: ['ACTIVE', 'DEPLOYING', 'ERROR', 'INACTIVE', 'DELETED'],
+          apiBodyFormat: ['PREDICT_V2', 'CUSTOM'],
+        },
+      },
+      FunctionDeploymentDto: {
+        required: [
+          'createdAt',
+          'deploymentSpecifications',
+          'functionId',
+          'functionName',
+          'functionStatus',
+          'functionVersionId',
+          'ncaId',
+        ],
+        types: { functionName: 'string', createdAt: 'string', healthInfo: 'array' },
+        values: { functionStatus: ['ACTIVE', 'DEPLOYING', 'ERROR', 'INACTIVE', 'DELETED'] },
+      },
+      InvokeFunctionResponse: {
+        required: [],
+        // `response` is left out: NVCF's service embeds a JSON answer, which its clients read as an object.
+        types: { responseReference: 'string', percentComplete: 'integer' },
+        values: { status: ['errored', 'in-progress', 'fulfilled', 'pending-evaluation', 'rejected'] },
+      },
+    };
+    const Component = z.object({
+      required: z.array(z.string()).default([]),
+      properties: z.record(z.string(), z.object({ type: z.string().optional(), enum: z.array(z.string()).optional() })),
+    });
+    for (const [name, theirs] of Object.entries(nvcf)) {
+      const ours = Component.parse(doc.components.schemas?.[name]);
+      expect(ours.required, name).toEqual(expect.arrayContaining(theirs.required));
+      for (const [field, type] of Object.entries(theirs.types)) {
+        expect(ours.properties[field]?.type, `${name}.${field}`).toBe(type);
+      }
+      for (const [field, values] of Object.entries(theirs.values)) {
+        expect([...(ours.properties[field]?.enum ?? [])].sort(), `${name}.${field}`).toEqual([...values].sort());
+      }
+    }
   });
 
   it('gives a validator that refuses answers the document does not describe', async () => {

@@ -17,6 +17,7 @@ export const TAGS = [
   { name: 'Function Management', description: 'Create, list, update and delete functions and their versions.' },
   { name: 'Function Deployment', description: 'Deploy and undeploy function versions.' },
   { name: 'Queue Details', description: 'Queue depths and a request’s position.' },
+  { name: 'Cluster Groups and GPUs', description: 'The worker pools that can run functions, from live workers.' },
   { name: 'Asset Management', description: 'Large inputs: create, upload, list, read and delete assets.' },
   { name: 'Results', description: 'Stored large results (the target of a 302).' },
   { name: 'API Keys', description: 'Manage the API keys of this gateway (ours: NVCF manages keys elsewhere).' },

@@ -31,7 +31,7 @@ function pick(functionId: string, versionId: string | undefined, found: CachedFu
     throw new AppError('NOT_FOUND', `Function '${functionId}' version '${versionId}' not found`);
   }
   const invocable = resolved.filter((r) => isInvocable(r.fv.deployment, r.status));
-  const served = invocable.filter((r) => r.status === 'ACTIVE' || r.status === 'DEGRADING');
+  const served = invocable.filter((r) => r.status === 'ACTIVE');
   const pool = served.length > 0 ? served : invocable;
   const chosen = pool[Math.floor(Math.random() * pool.length)];
   if (chosen) return chosen;

@@ -8,12 +8,14 @@ import { relayedProblem } from '../invocation/relayed-problem.ts';
 export const InvokeFunctionResponse = z
   .object({
     reqId: uuidString(),
-    status: z.enum(['pending-evaluation', 'fulfilled', 'errored']),
+    status: z.enum(['errored', 'in-progress', 'fulfilled', 'pending-evaluation', 'rejected']),
     response: z
       .unknown()
       .optional()
       .describe(
-        'The function’s answer: its JSON embedded, text as a string, anything else base64. On `errored`, its error body.',
+        'The function’s answer: its JSON embedded, text as a string, anything else base64. On `errored`, its error ' +
+          'body. NVCF’s document types it a string, but its service embeds JSON, and NVIDIA’s own envelope client ' +
+          '(CUDA-Q) reads it as an object.',
       ),
     responseReference: z
       .string()

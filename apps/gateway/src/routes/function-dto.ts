@@ -1,5 +1,5 @@
 import { DeploymentSpecification, FUNCTION_STATUSES, functionStatus } from '@nvcf/protocol';
-import { FunctionModelSpec, type FunctionVersion } from '@nvcf/queue';
+import { FunctionModelSpec, type FunctionVersion, type WorkerMachine } from '@nvcf/queue';
 import { z } from 'zod';
 import { timestamp, uuidString } from '../http/openapi-schemas.ts';
 
@@ -8,7 +8,7 @@ import { timestamp, uuidString } from '../http/openapi-schemas.ts';
  * FunctionDto, FunctionDeploymentDto…) with our additions. Open to fields beyond these: a function keeps the
  * container fields of its create request as given.
  */
-const ArtifactDto = z.object({ name: z.string(), version: z.string(), uri: z.string() }).meta({
+const ArtifactDto = z.object({ name: z.string(), version: z.string(), uri: z.string().meta({ format: 'uri' }) }).meta({
   id: 'ArtifactDto',
   description: 'A model or resource: `model-repository://<name>/<version>` or `asset://<assetId>`.',
 });
@@ -34,6 +34,8 @@ const InstanceDto = z
     functionVersionId: uuidString(),
     instanceStatus: z.enum(['ACTIVE', 'ERRORED', 'PREEMPTED', 'DELETED']),
     ncaId: z.string(),
+    instanceType: z.string().optional().describe('The instance type the worker reports.'),
+    gpu: z.string().optional().describe('The GPU the worker reports (`CPU` for none).'),
   })
   .meta({ id: 'InstanceDto', description: 'A live worker serving the version.' });
 
@@ -53,7 +55,10 @@ const FunctionDto = z
     versionId: uuidString().describe('Function version id.'),
     name: z.string(),
     status: z.enum(FUNCTION_STATUSES),
-    inferenceUrl: z.string(),
+    inferenceUrl: z
+      .string()
+      .meta({ format: 'uri-reference' })
+      .describe('The path pexec calls on the function (NVCF’s document says `uri`; its functions give a path).'),
     ownedByDifferentAccount: z.boolean(),
     inferencePort: z.number().int().optional(),
     containerImage: z.string().optional(),
@@ -61,13 +66,19 @@ const FunctionDto = z
     containerEnvironment: z.array(ContainerEnvironmentEntryDto),
     helmChart: z.string().optional(),
     helmChartServiceName: z.string().optional(),
-    healthUri: z.string().optional(),
+    healthUri: z
+      .string()
+      .meta({ format: 'uri-reference' })
+      .describe('The path the worker checks the function’s readiness on: the container’s, or `/v2/health/ready`.'),
     health: HealthDto.optional(),
     models: z.array(ArtifactDto),
-    resources: z.array(ArtifactDto).optional(),
-    secretNames: z.array(z.string()).optional().describe('Ours: the names of the secrets given (never their values).'),
-    apiBodyFormat: z.enum(['CUSTOM', 'PREDICT_V2']),
-    functionType: z.enum(['DEFAULT', 'STREAMING', 'LLM']),
+    resources: z.array(ArtifactDto),
+    secrets: z.array(z.string()).optional().describe('The names of the secrets given (never their values).'),
+    secretNames: z.array(z.string()).optional().describe('Ours, kept for older clients: the same as `secrets`.'),
+    apiBodyFormat: z.enum(['PREDICT_V2', 'CUSTOM']),
+    functionType: z
+      .enum(['DEFAULT', 'STREAMING', 'LLM'])
+      .describe('`LLM`: self-hosted NVCF’s type for OpenAI-shaped functions, beyond the document’s two.'),
     createdAt: timestamp(),
     description: z.string(),
     tags: z.array(z.string()),
@@ -78,8 +89,8 @@ const FunctionDto = z
   .meta({
     id: 'FunctionDto',
     description:
-      'One function version. Status: INACTIVE (not deployed), DEPLOYING (deployed, no live worker, `minInstances: 0`: ' +
-      'invocable, requests wait), DEGRADED (no live worker), DEGRADING (fewer than `minInstances`), ACTIVE.',
+      'One function version. Status: INACTIVE (not deployed), DEPLOYING (deployed, no live worker yet: invocable ' +
+      'only with `minInstances: 0`, requests wait for a worker), ACTIVE (at least one live worker).',
   });
 
 export const FunctionResponse = z.object({ function: FunctionDto }).meta({ id: 'FunctionResponse' });
@@ -94,22 +105,53 @@ export const ListFunctionIdsResponse = z
 /** A deployment specification, as the deployment request gives it and the deployment answers it. */
 export const GpuSpecificationDto = DeploymentSpecification.meta({ id: 'GpuSpecificationDto' });
 
+const DeploymentHealthDto = z
+  .object({
+    gpu: z.string(),
+    backend: z.string(),
+    error: z.string(),
+    instanceType: z.string().optional(),
+    sisRequestId: uuidString().optional(),
+  })
+  .meta({ id: 'DeploymentHealthDto' });
+
 const FunctionDeploymentDto = z
   .object({
     functionId: uuidString(),
     functionVersionId: uuidString(),
+    functionName: z.string(),
     ncaId: z.string(),
     functionStatus: z.enum(FUNCTION_STATUSES),
-    requestQueueUrl: z.string().describe('The version’s queue.'),
-    healthInfo: z.array(z.object({ gpu: z.string(), backend: z.string(), error: z.string() }).loose()),
+    requestQueueUrl: z.string().meta({ deprecated: true }).describe('The version’s queue (deprecated in NVCF).'),
+    healthInfo: z
+      .array(DeploymentHealthDto)
+      .describe('Only a specification with an issue appears here; this product reports none.'),
     deploymentSpecifications: z.array(GpuSpecificationDto),
+    createdAt: timestamp().describe('When the version was deployed.'),
   })
   .meta({ id: 'FunctionDeploymentDto' });
 
 export const DeploymentResponse = z.object({ deployment: FunctionDeploymentDto }).meta({ id: 'DeploymentResponse' });
 
-/** FunctionDto (NVCF API reference) for one version, with its live workers as active instances. */
-export function functionDto(fv: FunctionVersion, workerIds: string[]) {
+/** The worker's own readiness path (KServe V2), which a model function is checked on. */
+const MODEL_HEALTH_URI = '/v2/health/ready';
+
+/** The health path as given (`healthUri`, else `health.uri`), else the one the worker checks. */
+function healthUriOf(fv: FunctionVersion): string {
+  const given = fv.spec.healthUri;
+  if (typeof given === 'string') return given;
+  return fv.container?.health.uri ?? MODEL_HEALTH_URI;
+}
+
+/**
+ * FunctionDto (NVCF API reference) for one version, with its live workers as active instances; a worker whose
+ * heartbeat names its machine gives its instance NVCF's `gpu` and `instanceType`.
+ */
+export function functionDto(
+  fv: FunctionVersion,
+  workerIds: string[],
+  machines: ReadonlyMap<string, WorkerMachine> = new Map(),
+) {
   return {
     ...fv.spec,
     id: fv.id,
@@ -120,19 +162,26 @@ export function functionDto(fv: FunctionVersion, workerIds: string[]) {
     inferenceUrl: fv.inferenceUrl,
     ownedByDifferentAccount: false,
     containerEnvironment: (fv.spec.containerEnvironment as unknown) ?? [],
+    healthUri: healthUriOf(fv),
     models: fv.models,
+    resources: (fv.spec.resources as unknown) ?? [],
+    ...(Array.isArray(fv.spec.secretNames) ? { secrets: fv.spec.secretNames } : {}),
     apiBodyFormat: fv.apiBodyFormat,
     functionType: fv.functionType,
     createdAt: fv.createdAt,
     description: fv.description,
     tags: fv.tags,
-    activeInstances: workerIds.map((instanceId) => ({
-      instanceId,
-      functionId: fv.id,
-      functionVersionId: fv.versionId,
-      instanceStatus: 'ACTIVE',
-      ncaId: fv.ncaId,
-    })),
+    activeInstances: workerIds.map((instanceId) => {
+      const machine = machines.get(instanceId);
+      return {
+        instanceId,
+        functionId: fv.id,
+        functionVersionId: fv.versionId,
+        instanceStatus: 'ACTIVE',
+        ncaId: fv.ncaId,
+        ...(machine ? { gpu: machine.gpu, instanceType: machine.instanceType } : {}),
+      };
+    }),
     // Not in NVCF's DTO: what a caller needs to build a KServe V2 request body for this function.
     model: fv.model,
   };
@@ -143,10 +192,13 @@ export function deploymentDto(fv: FunctionVersion, workerIds: string[], queueKey
   return {
     functionId: fv.id,
     functionVersionId: fv.versionId,
+    functionName: fv.name,
     ncaId: fv.ncaId,
     functionStatus: functionStatus(fv.deployment, workerIds.length),
     requestQueueUrl: queueKey,
     healthInfo: [],
     deploymentSpecifications: fv.deployment?.specifications ?? [],
+    // A deployment stored before its time was kept answers its version's.
+    createdAt: fv.deployment?.createdAt ?? fv.createdAt,
   };
 }

@@ -58,8 +58,12 @@ export function functionRoutes(
   const app = new Hono<AuthEnv>();
   const lister = requireAuth(auth, ...LIST);
   const withLive = async (fvs: FunctionVersion[]) => {
-    const live = await registry.liveWorkers(fvs.map((fv) => fv.versionId));
-    return fvs.map((fv, i) => functionDto(fv, live[i] ?? []));
+    const [live, machines] = await Promise.all([
+      registry.liveWorkers(fvs.map((fv) => fv.versionId)),
+      registry.liveMachines(),
+    ]);
+    const byWorker = new Map(machines.map((m) => [m.workerId, m]));
+    return fvs.map((fv, i) => functionDto(fv, live[i] ?? [], byWorker));
   };
 
   app.get(

@@ -70,7 +70,7 @@ const invokeSpec = (versioned: boolean): OperationSpec => ({
   problems: {
     400:
       'NVCF-POLL-SECONDS not an integer or over 3600, an invalid Idempotency-Key, an asset reference that is not a ' +
-      `UUID, an empty body or invalid JSON, a version that cannot be invoked (not deployed, DEGRADED). ${Reason.notUuid} ` +
+      `UUID, an empty body or invalid JSON, a version that cannot be invoked (not deployed, or DEPLOYING with minInstances above 0). ${Reason.notUuid} ` +
       `Or: ${INVOCATION_PROBLEMS.refused}`,
     403: Reason.functionNotAllowed,
     404: 'Unknown function or version, or an unknown or foreign asset; or the version was deleted before the request ran.',
