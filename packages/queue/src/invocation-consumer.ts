@@ -64,6 +64,8 @@ function entryTime(entryId: string): number {
 
 /** How long a consumer that read nothing and holds no job may stay in the group (dead workers' names go). */
 const IDLE_CONSUMER_MS = 10 * 60_000;
+/** A lease no job outlasts: the maintenance pass's idle bound while it must count nothing as stalled. */
+const NEVER_STALLED_MS = 2 ** 31;
 /** Most jobs one maintenance pass recovers or promotes. */
 const MAINTAIN_BATCH = 100;
 
@@ -96,6 +98,12 @@ export function createInvocationConsumer(
 
   let concurrency = opts.concurrency;
   let closing = false;
+  /**
+   * When a command to Redis last failed (an outage, or a stall past the command timeout). Jobs Redis delivered to
+   * this consumer meanwhile may not have reached it yet, so it cannot renew their leases: until a lease has passed
+   * since, its maintenance pass counts nothing as stalled (else it would run such a job a second time).
+   */
+  let troubleAt = Number.NEGATIVE_INFINITY;
   /** Entry ids of the jobs running here: the leases to renew. */
   const active = new Set<string>();
   const running = new Set<Promise<void>>();
@@ -175,6 +183,7 @@ export function createInvocationConsumer(
         if (closing) break;
         // The queue was retired (its version deleted; this consumer stops shortly), or Redis is away for a moment
         // (a failover; the connections log that themselves): read again shortly. Anything else is reported.
+        troubleAt = Date.now();
         if (!isNoGroup(err) && !isRedisUnavailable(err)) fail(err);
         await pause(500);
         if (!closing) await ensureGroup();
@@ -292,6 +301,7 @@ export function createInvocationConsumer(
     try {
       await connection.xclaim(q.stream, WORKERS_GROUP, name, 0, ...active, 'JUSTID');
     } catch (err) {
+      troubleAt = Date.now();
       fail(err);
     }
   }
@@ -307,7 +317,7 @@ export function createInvocationConsumer(
         q.delayed,
         q.delayedJobs,
         WORKERS_GROUP,
-        opts.lockDurationMs,
+        Date.now() - troubleAt < opts.lockDurationMs ? NEVER_STALLED_MS : opts.lockDurationMs,
         opts.maxStalledCount,
         Date.now(),
         keys.requestKeyPrefix,
@@ -328,6 +338,7 @@ export function createInvocationConsumer(
         await store.complete(id, opts.failure(id, reason), job.success ? job.data.reply : undefined);
       }
     } catch (err) {
+      troubleAt = Date.now();
       fail(err);
     }
   }
