@@ -32,6 +32,7 @@ import { createInvocationService } from './invocation/invocation-service.ts';
 import { createQueueGuard } from './invocation/queue-guard.ts';
 import { createRequestCancellation } from './invocation/request-cancellation.ts';
 import { createGatewayMetrics } from './metrics/gateway-metrics.ts';
+import { grpcMetricsInterceptor } from './metrics/grpc-metrics.ts';
 import { createInvocationMeter } from './metrics/invocation-meter.ts';
 import { startMetricsServer } from './metrics/metrics-server.ts';
 import { registerQueueMetrics } from './metrics/queue-metrics.ts';
@@ -150,8 +151,10 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     streaming: {
       events,
       completions,
-      store,
+      // Metered like the service's: a stream's follower reads the owner first, and its answer is counted once taken.
+      store: meter.store(store),
       resumeGraceMs: config.streamResumeGraceMs,
+      onDelivered: meter.streamDelivered,
     },
     results,
     assets,
@@ -220,6 +223,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
             defaultTimeoutSeconds: config.defaultPollSeconds,
             maxBodyBytes: config.maxRequestBodyBytes,
             maxElements: config.maxTensorElements,
+            observers: [grpcMetricsInterceptor(metrics)],
           },
         )
       : undefined;

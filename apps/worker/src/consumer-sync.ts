@@ -21,6 +21,7 @@ import { modelConcurrency } from './functions/model-capacity.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
 import { problemResult } from './inference/problem-result.ts';
 import { createInvocationProcessor, type ProcessorDeps } from './invocation-processor.ts';
+import { type JobMetrics, meteredProcessor } from './job-metrics.ts';
 import { tracedProcessor } from './traced-processor.ts';
 
 export interface ConsumerSync {
@@ -48,6 +49,8 @@ export interface ConsumerSyncDeps {
   containers: ContainerServers;
   /** OpenTelemetry: each job's queue wait and processing as spans of its invocation's trace. */
   tracing?: Tracing;
+  /** Each job's queue wait, processing time and outcome, served on the metrics port. */
+  jobMetrics: JobMetrics;
 }
 
 type ModelVersion = FunctionVersion & { model: FunctionModelSpec };
@@ -123,7 +126,7 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
   };
 
   const start = (fv: FunctionVersion, concurrency: number) => {
-    const processor = tracedProcessor(processorFor(fv), tracing);
+    const processor = tracedProcessor(meteredProcessor(processorFor(fv), deps.jobMetrics), tracing);
     const options = {
       concurrency,
       workerId: config.workerId,

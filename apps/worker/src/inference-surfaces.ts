@@ -8,6 +8,7 @@ import {
   startMetricsServer,
 } from '@nvcf/inference-server';
 import type { Logger } from '@nvcf/service-kit';
+import { Registry } from 'prom-client';
 import { createPublicCore } from './access/public-core.ts';
 import type { WorkerConfig } from './config.ts';
 
@@ -39,7 +40,7 @@ export interface InferenceSurfaces {
 
 /**
  * Serves the core on the inference server's own ports: KServe V2 HTTP and gRPC (each with Triton v1 beside
- * it) and Triton's metrics. HTTP and gRPC see the core through createPublicCore, so they refuse load/unload
+ * it) and Triton's metrics (with `opts.metrics`, the worker's own, on the same port). HTTP and gRPC see the core through createPublicCore, so they refuse load/unload
  * and hide function models unless the configuration says otherwise; the queue processor is handed the core
  * itself, and the metrics count every model.
  *
@@ -51,6 +52,7 @@ export async function startInferenceSurfaces(
   core: InferenceCore,
   config: SurfaceConfig,
   log: Logger,
+  opts: { metrics?: Registry[] } = {},
 ): Promise<InferenceSurfaces> {
   const visible = createPublicCore(core, {
     modelControl: config.modelControl,
@@ -106,7 +108,12 @@ export async function startInferenceSurfaces(
         : undefined;
     const metrics =
       config.metricsPort >= 0
-        ? await track(startMetricsServer(createTritonMetrics(core), { host: config.host, port: config.metricsPort }))
+        ? await track(
+            startMetricsServer(Registry.merge([createTritonMetrics(core), ...(opts.metrics ?? [])]), {
+              host: config.host,
+              port: config.metricsPort,
+            }),
+          )
         : undefined;
     return {
       ports: { http: http?.port ?? 0, grpc: grpc?.port ?? 0, metrics: metrics?.port ?? 0 },

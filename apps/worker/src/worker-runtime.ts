@@ -15,6 +15,7 @@ import { createContainerServers } from './container/container-servers.ts';
 import { createFunctionModelLoader, removeUnreferencedFunctionModels } from './function-models.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { startInferenceSurfaces } from './inference-surfaces.ts';
+import { createJobMetrics } from './job-metrics.ts';
 import { createLargeResultStore } from './large-results.ts';
 
 export interface RunningWorker {
@@ -66,7 +67,9 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     log,
     archiveLimits: { maxBytes: config.modelArchiveMaxBytes, maxRatio: config.modelArchiveMaxRatio },
   });
+  const jobMetrics = createJobMetrics();
   const consumers = createConsumerSync({
+    jobMetrics,
     core,
     registry,
     store,
@@ -121,7 +124,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
 
   // The inference server's own surfaces over the same core: KServe V2 HTTP and gRPC, Triton metrics. They
   // refuse load/unload and hide function models unless configured otherwise; the queue above is unaffected.
-  const surfaces = await startInferenceSurfaces(core, config, log);
+  const surfaces = await startInferenceSurfaces(core, config, log, { metrics: [jobMetrics.registry] });
   log.info(
     {
       functions: consumers.versionIds().length,

@@ -1,6 +1,7 @@
 import { createApiKeyStore, createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, fnId, gfetch, type Harness, pexec, simpleRequest, verId } from './harness.ts';
+import { grpcClient, int32Bytes } from '../grpc/grpc-test-fixture.ts';
+import { ADMIN_KEY, createHarness, fnId, gfetch, type Harness, pexec, simpleRequest, verId } from './harness.ts';
 import { createRunGate, heldRequest, type RunGate } from './held-model.ts';
 import { eventually, sampleValue, scrape } from './prometheus-scrape.ts';
 
@@ -79,6 +80,14 @@ describe('gateway metrics (GET /metrics on GATEWAY_METRICS_PORT)', () => {
     expect(sampleValue(samples, 'nvcf_queue_jobs', { ...simple, state: 'waiting' })).toBe(0);
     expect(sampleValue(samples, 'nvcf_queue_oldest_waiting_job_age_seconds', simple)).toBe(0);
     expect(sampleValue(samples, 'nvcf_function_version_live_workers', simple)).toBe(1);
+    // The worker saw the job wait in its queue from before the window to its own start, and its 200.
+    const workerSamples = (await scrape(`http://127.0.0.1:${worker.ports.metrics}/metrics`)).samples;
+    expect(sampleValue(workerSamples, 'nvcf_worker_job_queue_wait_seconds_count', simple)).toBe(1);
+    expect(sampleValue(workerSamples, 'nvcf_worker_job_queue_wait_seconds_sum', simple)).toBeGreaterThanOrEqual(0.9);
+    expect(sampleValue(workerSamples, 'nvcf_worker_job_processing_seconds_count', simple)).toBe(1);
+    expect(sampleValue(workerSamples, 'nvcf_worker_jobs_total', { ...simple, status: '200' })).toBe(1);
+    // Triton's model metrics stay on the same port, as they were.
+    expect(workerSamples.some((s) => s.name === 'nv_inference_request_success')).toBe(true);
 
     // An answer that comes within the call: a 200 on the pexec route itself.
     const direct = await pexec(gw.url, `/v2/nvcf/pexec/functions/${fnId('simple')}`, simpleRequest());
@@ -94,7 +103,7 @@ describe('gateway metrics (GET /metrics on GATEWAY_METRICS_PORT)', () => {
     await worker.close();
   });
 
-  it('shows a job a worker holds as active and an open event stream until its answer', async () => {
+  it('shows a job a worker holds as active and an open event stream until its answer, then counts the answer', async () => {
     const { gw, metrics } = await metricsGateway();
     const child = await h.spawnWorker(gate.env, { execArgv: gate.execArgv });
     // Not awaited: a stream's headers go out with its first event, and the held run sends none until the gate opens.
@@ -113,10 +122,13 @@ describe('gateway metrics (GET /metrics on GATEWAY_METRICS_PORT)', () => {
     const streamed = await stream;
     expect(streamed.status).toBe(200);
     expect(await streamed.text()).toContain('OUTPUT0');
-    await eventually(metrics, (s) => {
+    const after = await eventually(metrics, (s) => {
       expect(sampleValue(s, 'nvcf_gateway_open_requests', { kind: 'stream' })).toBe(0);
       expect(sampleValue(s, 'nvcf_queue_jobs', { ...held, state: 'active' })).toBe(0);
+      // The streamed answer is an invocation finished like a 200 would be, with its latency, once.
+      expect(sampleValue(s, 'nvcf_gateway_invocations_total', { ...held, status: '200' })).toBe(1);
     });
+    expect(sampleValue(after, 'nvcf_gateway_invocation_duration_seconds_count', held)).toBe(1);
     child.child.kill('SIGTERM');
     await child.exited;
   });
@@ -170,6 +182,39 @@ describe('gateway metrics (GET /metrics on GATEWAY_METRICS_PORT)', () => {
     ).toBe(3 - limited);
     // A refused call never counts as open.
     expect(sampleValue(samples, 'nvcf_gateway_open_requests', { kind: 'long_poll' })).toBe(0);
+  });
+
+  it('counts gRPC calls by method and status, refusals on metadata alone included', async () => {
+    const { gw, metrics } = await metricsGateway();
+    const worker = await h.worker();
+    const grpc = grpcClient(`127.0.0.1:${gw.grpcPort}`);
+    try {
+      const ints = Array.from({ length: 16 }, (_, i) => i);
+      const request = {
+        model_name: 'simple',
+        inputs: [
+          { name: 'INPUT0', datatype: 'INT32', shape: [1, 16] },
+          { name: 'INPUT1', datatype: 'INT32', shape: [1, 16] },
+        ],
+        raw_input_contents: [int32Bytes(ints), int32Bytes(ints)],
+      };
+      const refused = await grpc.fail('ModelInfer', request, { metadata: { 'function-id': fnId('simple') } });
+      expect(refused.error.code).toBe(16);
+      const metadata = { 'function-id': fnId('simple'), authorization: `Bearer ${ADMIN_KEY}` };
+      await grpc.call('ModelInfer', request, { metadata });
+
+      const samples = await eventually(metrics, (s) =>
+        // A ModelInfer is an invocation like a pexec: its answer counts once delivered.
+        expect(sampleValue(s, 'nvcf_gateway_invocations_total', { ...simple, status: '200' })).toBe(1),
+      );
+      expect(
+        sampleValue(samples, 'nvcf_gateway_grpc_responses_total', { method: 'ModelInfer', code: 'UNAUTHENTICATED' }),
+      ).toBe(1);
+      expect(sampleValue(samples, 'nvcf_gateway_grpc_responses_total', { method: 'ModelInfer', code: 'OK' })).toBe(1);
+    } finally {
+      grpc.close();
+      await worker.close();
+    }
   });
 
   it('answers 404 off /metrics and is off with GATEWAY_METRICS_PORT=-1', async () => {

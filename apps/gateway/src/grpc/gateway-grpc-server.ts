@@ -1,4 +1,4 @@
-import { Server, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { Server, type ServerInterceptor, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import {
   type HealthCheckRequestMsg,
   loadKserveProtos,
@@ -24,6 +24,8 @@ export interface GatewayGrpcServerOptions extends GatewayGrpcServiceOptions {
   shutdownGraceMs?: number;
   /** Idle connections are closed after this long (NVCF keeps them 30 s; NVCF API: gRPC invocation). Default 30 s. */
   idleTimeoutMs?: number;
+  /** Interceptors that see every call, refused ones included (they run inside the call authorizer): metrics. */
+  observers?: ServerInterceptor[];
 }
 
 export interface GatewayGrpcServer {
@@ -65,7 +67,7 @@ export async function startGatewayGrpcServer(
   const protos = loadKserveProtos();
   const authorizer = createCallAuthorizer(deps.auth, deps.logger);
   const server = new Server({
-    interceptors: [authorizer.interceptor],
+    interceptors: [...(opts.observers ?? []), authorizer.interceptor],
     'grpc.max_receive_message_length': Math.min(MAX_MESSAGE_BYTES, opts.maxBodyBytes + MESSAGE_FRAMING_ALLOWANCE_BYTES),
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_connection_idle_ms': opts.idleTimeoutMs ?? 30_000,

@@ -25,6 +25,8 @@ export interface EventStreamDeps {
   store: RequestStore;
   /** How long a request whose starting stream dropped waits for its client to resume before it is cancelled. */
   resumeGraceMs: number;
+  /** Told once a request's answer was handed out by a stream (as events or as the stream's HTTP answer). */
+  onDelivered?: (requestId: string, result: InvocationResult) => void;
 }
 
 /** The client of the stream in charge left: cancel now, or once the grace passed with no resume attached. */
@@ -156,7 +158,11 @@ export async function eventStreamResponse(
     // The client in charge left before any event reached it: that is leaving too.
     if (attachment && c.req.raw.signal.aborted) void leave(deps, requestId, attachment).catch(() => undefined);
     // Handed out once written (a refusal included): a dropped connection can poll for it again.
-    deliverWhenWritten(c, start.outcome, (id) => deps.store.markDelivered(id).catch(() => undefined));
+    const answer = start.outcome;
+    deliverWhenWritten(c, answer, async (id) => {
+      if (answer.kind === 'result') deps.onDelivered?.(id, answer.result);
+      await deps.store.markDelivered(id).catch(() => undefined);
+    });
     return invocationResponse(start.outcome, c.req.path, resultUrl);
   }
 
@@ -187,6 +193,12 @@ export async function eventStreamResponse(
       }
       await stream.writeSSE({ data: e.data, id: e.id, ...(e.error ? { event: 'error' } : {}) });
       return e.last;
+    };
+    /** Takes the stored answer: from then on the request is delivered. */
+    const take = async () => {
+      const view = await deps.store.take(requestId);
+      if (view.kind === 'result') deps.onDelivered?.(requestId, view.result);
+      return view;
     };
     /** Writes a stored answer as the stream's end (it has no id: it is not in the request's stream). */
     const sendStored = async (result: InvocationResult) => {
@@ -222,7 +234,7 @@ export async function eventStreamResponse(
           // that ends with no last event had its answer stored instead (a re-delivered job that failed).
           batch = await deps.events.read(requestId, last, EVENT_PAGE);
           if (batch.length > 0) continue;
-          const view = await deps.store.take(requestId);
+          const view = await take();
           if (view.kind === 'result') await sendStored(view.result);
           break;
         }
@@ -240,7 +252,7 @@ export async function eventStreamResponse(
       watch.stop();
       waiter.settle({ kind: 'aborted' });
       // The answer went out as events: the request is delivered, as a 200 would have delivered it.
-      await deps.store.take(requestId).catch(() => undefined);
+      await take().catch(() => undefined);
     }
   });
 }

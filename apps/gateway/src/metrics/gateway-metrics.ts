@@ -29,6 +29,12 @@ export function createGatewayMetrics() {
       labelNames: ['method', 'route', 'code'] as const,
       registers,
     }),
+    grpcResponses: new Counter({
+      name: 'nvcf_gateway_grpc_responses_total',
+      help: 'gRPC calls by method and final status code (OK; UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED for refusals).',
+      labelNames: ['method', 'code'] as const,
+      registers,
+    }),
     openRequests: new Gauge({
       name: 'nvcf_gateway_open_requests',
       help: 'Invocation calls open on this gateway now: long-polls waiting for an answer and event streams (SSE).',

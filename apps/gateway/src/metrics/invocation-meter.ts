@@ -1,4 +1,4 @@
-import type { CompletionWaiter, InvocationProducer, RequestStore } from '@nvcf/queue';
+import type { CompletionWaiter, InvocationProducer, InvocationResult, RequestStore } from '@nvcf/queue';
 import type { InvocationOutcome, InvocationService } from '../invocation/invocation-service.ts';
 import type { GatewayMetrics } from './gateway-metrics.ts';
 
@@ -24,8 +24,8 @@ interface Tracked {
  *   gateway never learns when it became ready. An event stream usually ends on its last event, before the
  *   completion arrives, so streamed answers are mostly not observed either;
  * - finished: counted when the final answer has been written to the client (`delivered`), once per
- *   request, labelled by the status the client saw (302 for a stored large result). Answers streamed as
- *   events (SSE) are delivered by the stream itself and are not counted here.
+ *   request, labelled by the status the client saw (302 for a stored large result); an answer streamed as
+ *   events (SSE) when the stream takes it (`streamDelivered`), labelled by the function's status.
  *
  * At most `maxTracked` requests are remembered (the oldest forgotten first): a request accepted here and
  * polled elsewhere is never delivered here.
@@ -47,6 +47,11 @@ export function createInvocationMeter(metrics: GatewayMetrics, opts: { maxTracke
     if (!t || t.acceptedAt === undefined || t.ready) return;
     t.ready = true;
     metrics.latency.observe(labels(t), (Date.now() - t.acceptedAt) / 1000);
+  };
+
+  const finished = (requestId: string, t: Tracked, status: string) => {
+    tracked.delete(requestId);
+    metrics.finished.inc({ ...labels(t), status });
   };
 
   const answered = (outcome: InvocationOutcome, fallback?: Tracked) => {
@@ -110,12 +115,15 @@ export function createInvocationMeter(metrics: GatewayMetrics, opts: { maxTracke
       },
       delivered(requestId) {
         const t = tracked.get(requestId);
-        if (t?.status) {
-          tracked.delete(requestId);
-          metrics.finished.inc({ ...labels(t), status: t.status });
-        }
+        if (t?.status) finished(requestId, t, t.status);
         return service.delivered(requestId);
       },
     }),
+
+    /** An event stream handed the request's answer out (see `EventStreamDeps.onDelivered`). */
+    streamDelivered(requestId: string, result: InvocationResult) {
+      const t = tracked.get(requestId);
+      if (t) finished(requestId, t, result.objectKey ? '302' : String(result.status));
+    },
   };
 }
