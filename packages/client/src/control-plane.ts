@@ -148,7 +148,7 @@ export interface DeploymentSpecification {
   backend?: string;
   minInstances: number;
   maxInstances: number;
-  /** Jobs of the version a worker runs at a time (1–16384; default 1). */
+  /** Jobs of the version a worker runs at a time (1–1024, as NVCF bounds it; default 1). */
   maxRequestConcurrency?: number;
   preferredOrder?: number;
   availabilityZones?: string[];

@@ -60,7 +60,7 @@ export function registerDeploy(program: Command): void {
     .option('--instance-type <type>', 'instance type', 'cpu.x1')
     .option('--min-instances <n>', 'workers to keep (0: requests wait in the queue for one)', integer(0), 1)
     .option('--max-instances <n>', 'default: max(1, --min-instances)', integer(1))
-    .option('--max-request-concurrency <n>', 'jobs of this version a worker runs at a time', integer(1, 16384))
+    .option('--max-request-concurrency <n>', 'jobs of this version a worker runs at a time', integer(1, 1024))
     .action(async (functionId: string, versionId: string, flags: DeployFlags, cmd: Command) => {
       const req = await deploymentRequest(flags);
       const { client, out } = await contextFor(cmd);

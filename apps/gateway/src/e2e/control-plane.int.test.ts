@@ -118,6 +118,10 @@ describe('functions and deployments', () => {
     );
     expect((await json('POST', deployPath, { deploymentSpecifications: [] })).status).toBe(400);
     expect((await json('POST', deployPath, deployBody({ maxRequestConcurrency: 0 }))).status).toBe(400);
+    // NVCF's bound: 1 to 1024.
+    const tooMany = await json('POST', deployPath, deployBody({ maxRequestConcurrency: 1025 }));
+    expect(tooMany.status).toBe(400);
+    expect(((await tooMany.json()) as { detail: string }).detail).toMatch(/'maxRequestConcurrency'/);
 
     const deployed = await json('POST', deployPath, deployBody());
     expect(deployed.status).toBe(200);

@@ -64,7 +64,7 @@ export const DeploymentSpecification = z
     backend: z.string().optional(),
     minInstances: z.number().int().min(0, 'must be greater than or equal to 0'),
     maxInstances: z.number().int().min(1, 'must be greater than 0'),
-    maxRequestConcurrency: z.number().int().min(1).max(16384).default(1),
+    maxRequestConcurrency: z.number().int().min(1).max(1024).default(1),
     preferredOrder: z.number().int().min(1).max(99).optional(),
     availabilityZones: z.array(z.string()).optional(),
     clusters: z.array(z.string()).optional(),
