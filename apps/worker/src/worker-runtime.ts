@@ -97,14 +97,10 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
       ttlSeconds: config.resultObjectTtlSeconds,
     }),
   });
-  const heartbeat = startHeartbeat(
-    registry,
-    config.workerId,
-    consumers.versionIds,
-    config.heartbeatIntervalMs,
-    log,
-    config.machine,
-  );
+  const heartbeat = startHeartbeat(registry, config.workerId, consumers.versionIds, config.heartbeatIntervalMs, log, {
+    ...config.machine,
+    startedAt: Date.now(),
+  });
 
   // Re-sync serially on every trigger: a model loaded or unloaded here, a deployment changed anywhere
   // (pub/sub), and a periodic pass in case a notification was missed.

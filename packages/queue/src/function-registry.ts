@@ -88,10 +88,17 @@ export const WorkerMachine = z.object({
   /** The GPU it runs on, `CPU` for none. */
   gpu: z.string().min(1),
   instanceType: z.string().min(1),
+  /** When the worker process started (ms since the epoch): its instance's creation time. */
+  startedAt: z.number().optional(),
 });
 export type WorkerMachine = z.infer<typeof WorkerMachine>;
 
-const LiveWorkerRecord = WorkerMachine.extend({ workerId: z.string(), expiresAt: z.number() });
+const LiveWorkerRecord = WorkerMachine.extend({
+  workerId: z.string(),
+  expiresAt: z.number(),
+  /** Its latest heartbeat (absent in records of workers older than this field). */
+  beatAt: z.number().optional(),
+});
 export type LiveWorker = z.infer<typeof LiveWorkerRecord>;
 export type { DeploymentLimits };
 
@@ -171,7 +178,7 @@ export function createFunctionRegistry(redis: RedisClient, keys: Keys): Function
     async heartbeat(workerId, versionIds, ttlMs, machine) {
       const now = Date.now();
       if (machine) {
-        const record: LiveWorker = { ...machine, workerId, expiresAt: now + ttlMs };
+        const record: LiveWorker = { ...machine, workerId, expiresAt: now + ttlMs, beatAt: now };
         await redis.hset(keys.workers, workerId, JSON.stringify(record));
       }
       // Each version's set lives in its version's slot: sent in one tick, they still leave in one write per node.

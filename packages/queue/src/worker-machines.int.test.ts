@@ -22,13 +22,16 @@ describe('the machines of live workers (what cluster groups list)', () => {
     const keys = createKeys(`m${randomUUID().slice(0, 8)}`);
     const registry = createFunctionRegistry(redis, keys);
     const versionId = randomUUID();
-    const gpu = { pool: 'gpu', gpu: 'H100', instanceType: 'h100.x1' };
+    const gpu = { pool: 'gpu', gpu: 'H100', instanceType: 'h100.x1', startedAt: 1_700_000_000_000 };
+    const before = Date.now();
     await registry.heartbeat('w1', [versionId], 60_000, gpu);
     await registry.heartbeat('w2', [versionId], 60_000, { pool: 'default', gpu: 'CPU', instanceType: 'cpu.x1' });
     // Without a machine (an older worker) it serves its versions and is not listed.
     await registry.heartbeat('w3', [versionId], 60_000);
     const live = await registry.liveMachines();
-    expect(live.map(({ expiresAt: _, ...w }) => w).sort((a, b) => a.workerId.localeCompare(b.workerId))).toEqual([
+    // Each record keeps its latest heartbeat's time (an instance's `instanceUpdatedAt`).
+    for (const w of live) expect(w.beatAt).toBeGreaterThanOrEqual(before);
+    expect(live.map(({ expiresAt: _, beatAt: __, ...w }) => w).sort((a, b) => a.workerId.localeCompare(b.workerId))).toEqual([
       { workerId: 'w1', ...gpu },
       { workerId: 'w2', pool: 'default', gpu: 'CPU', instanceType: 'cpu.x1' },
     ]);

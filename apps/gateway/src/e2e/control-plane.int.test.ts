@@ -162,7 +162,9 @@ describe('functions and deployments', () => {
     expect((await json('GET', deployPath)).status).toBe(200);
 
     // Undeploy: INACTIVE, and the worker stops consuming that version.
-    const undeployed = await json('DELETE', deployPath);
+    expect((await json('DELETE', `${deployPath}?graceful=soon`)).status).toBe(400);
+    // NVCF's `graceful` is accepted: an undeploy always lets in-flight requests finish.
+    const undeployed = await json('DELETE', `${deployPath}?graceful=true`);
     expect(undeployed.status).toBe(200);
     expect(((await undeployed.json()) as { function: Fn }).function.status).toBe('INACTIVE');
     await until(async () => !worker.versionIds.includes(fn.versionId), 'the worker to drop the version');

@@ -126,6 +126,11 @@ describe('pexec through Redis and an ONNX worker', () => {
       },
     });
     expect(simple?.activeInstances).toHaveLength(1);
+    // The live worker as NVCF's InstanceDto: its pool as `backend`, its start and latest heartbeat.
+    const [instance] = (simple?.activeInstances ?? []) as Record<string, unknown>[];
+    expect(instance).toMatchObject({ instanceStatus: 'ACTIVE', gpu: 'CPU', backend: expect.any(String) });
+    const created = Date.parse(String(instance?.instanceCreatedAt));
+    expect(created).toBeLessThanOrEqual(Date.parse(String(instance?.instanceUpdatedAt)));
     expect(functions.map((f) => f.name)).toContain('classifier');
   });
 

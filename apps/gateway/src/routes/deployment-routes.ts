@@ -1,4 +1,4 @@
-import { DeploymentRequest, parseControlRequest } from '@nvcf/protocol';
+import { AppError, DeploymentRequest, parseControlRequest } from '@nvcf/protocol';
 import type { FunctionRegistry, FunctionVersion, Keys } from '@nvcf/queue';
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
@@ -107,13 +107,29 @@ export function deploymentRoutes(
       description:
         'Workers finish the version’s in-flight requests, then stop serving it; its status becomes INACTIVE.',
       scopes: SCOPES,
-      parameters: [FUNCTION_ID, VERSION_ID],
+      parameters: [
+        FUNCTION_ID,
+        VERSION_ID,
+        {
+          in: 'query',
+          name: 'graceful',
+          required: false,
+          description:
+            'NVCF’s graceful shutdown. Accepted either way: an undeploy here is always graceful (in-flight requests ' +
+            'finish; waiting ones are answered by the next deployment or expire).',
+          schema: { type: 'boolean', default: false },
+        },
+      ],
       responses: { 200: jsonResponse('The undeployed version.', FunctionResponse) },
-      problems: ID_PROBLEMS,
+      problems: { ...ID_PROBLEMS, 400: `${ID_PROBLEMS[400]} Or \`graceful\` is not \`true\` or \`false\`.` },
     }),
     deployer,
     async (c) => {
       const { functionId, versionId } = ids(c);
+      const graceful = c.req.query('graceful');
+      if (graceful !== undefined && graceful !== 'true' && graceful !== 'false') {
+        throw new AppError('INVALID_ARGUMENT', "Invalid request: 'graceful' must be true or false");
+      }
       const fv = await functions.undeploy(functionId, versionId);
       return c.json({ function: functionDto(fv, []) });
     },

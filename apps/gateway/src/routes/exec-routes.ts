@@ -1,4 +1,4 @@
-import { AppError, MAX_POLL_SECONDS } from '@nvcf/protocol';
+import { AppError } from '@nvcf/protocol';
 import { readRequestBody } from '@nvcf/service-kit';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
@@ -9,7 +9,14 @@ import { requireFunction } from '../auth/principal.ts';
 import { deliverWhenWritten } from '../http/after-response.ts';
 import { INVOCATION_PROBLEMS } from '../http/openapi-invocation.ts';
 import { describeOperation, jsonContent, jsonResponse, type OperationSpec, Reason } from '../http/openapi-operation.ts';
-import { FUNCTION_ID, REQUEST_ID, RequestHeader, responseHeaders, VERSION_ID } from '../http/openapi-schemas.ts';
+import {
+  FUNCTION_ID,
+  REQUEST_ID,
+  RequestHeader,
+  responseHeaders,
+  uuidString,
+  VERSION_ID,
+} from '../http/openapi-schemas.ts';
 import { parseIdempotencyKey } from '../invocation/idempotency-key.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
@@ -19,18 +26,24 @@ import { execEnvelopeResponse, InvokeFunctionResponse } from './exec-envelope.ts
 
 /** The legacy API's default wait (NVCF behaviour: polling): its POST blocked 5 s before answering pending. */
 const EXEC_DEFAULT_POLL_SECONDS = 5;
+/** The envelope's bound on `pollDurationSeconds`, as NVCF's API document sets it (pexec's header allows more). */
+const EXEC_MAX_POLL_SECONDS = 300;
 
 const RequestHeaderDto = z
   .object({
     inputAssetReferences: z
-      .array(z.string())
+      .array(uuidString())
       .optional()
       .describe('Ids of the caller’s assets the function may read, as NVCF-INPUT-ASSET-REFERENCES on pexec.'),
+    meteringData: z
+      .array(z.object({ key: z.string(), value: z.string() }).meta({ id: 'MeteringDataEntryDto' }))
+      .optional()
+      .describe('NVCF’s billing entries: accepted and not used (a self-hosted NVCF meters nothing).'),
     pollDurationSeconds: z
       .number()
       .int()
       .min(0)
-      .max(MAX_POLL_SECONDS)
+      .max(EXEC_MAX_POLL_SECONDS)
       .optional()
       .describe(`How long to wait before answering 202 (default ${EXEC_DEFAULT_POLL_SECONDS}; 0 counts as 1).`),
   })

@@ -36,6 +36,13 @@ const InstanceDto = z
     ncaId: z.string(),
     instanceType: z.string().optional().describe('The instance type the worker reports.'),
     gpu: z.string().optional().describe('The GPU the worker reports (`CPU` for none).'),
+    sisRequestId: uuidString()
+      .optional()
+      .describe('NVCF’s instance-launch request id. Never present here: workers are started by their operator.'),
+    backend: z.string().optional().describe('The worker pool (`WORKER_POOL`) the worker belongs to.'),
+    location: z.string().optional().describe('Where the instance runs. Never present here: a pool says where.'),
+    instanceCreatedAt: timestamp().optional().describe('When the worker started.'),
+    instanceUpdatedAt: timestamp().optional().describe('The worker’s latest heartbeat.'),
   })
   .meta({ id: 'InstanceDto', description: 'A live worker serving the version.' });
 
@@ -150,7 +157,7 @@ function healthUriOf(fv: FunctionVersion): string {
 export function functionDto(
   fv: FunctionVersion,
   workerIds: string[],
-  machines: ReadonlyMap<string, WorkerMachine> = new Map(),
+  machines: ReadonlyMap<string, WorkerMachine & { beatAt?: number }> = new Map(),
 ) {
   return {
     ...fv.spec,
@@ -179,7 +186,9 @@ export function functionDto(
         functionVersionId: fv.versionId,
         instanceStatus: 'ACTIVE',
         ncaId: fv.ncaId,
-        ...(machine ? { gpu: machine.gpu, instanceType: machine.instanceType } : {}),
+        ...(machine ? { gpu: machine.gpu, instanceType: machine.instanceType, backend: machine.pool } : {}),
+        ...(machine?.startedAt ? { instanceCreatedAt: new Date(machine.startedAt).toISOString() } : {}),
+        ...(machine?.beatAt ? { instanceUpdatedAt: new Date(machine.beatAt).toISOString() } : {}),
       };
     }),
     // Not in NVCF's DTO: what a caller needs to build a KServe V2 request body for this function.
