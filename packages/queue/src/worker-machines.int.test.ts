@@ -31,7 +31,9 @@ describe('the machines of live workers (what cluster groups list)', () => {
     const live = await registry.liveMachines();
     // Each record keeps its latest heartbeat's time (an instance's `instanceUpdatedAt`).
     for (const w of live) expect(w.beatAt).toBeGreaterThanOrEqual(before);
-    expect(live.map(({ expiresAt: _, beatAt: __, ...w }) => w).sort((a, b) => a.workerId.localeCompare(b.workerId))).toEqual([
+    expect(
+      live.map(({ expiresAt: _, beatAt: __, ...w }) => w).sort((a, b) => a.workerId.localeCompare(b.workerId)),
+    ).toEqual([
       { workerId: 'w1', ...gpu },
       { workerId: 'w2', pool: 'default', gpu: 'CPU', instanceType: 'cpu.x1' },
     ]);
