@@ -2,10 +2,12 @@ import { startInferenceCore } from '@nvcf/inference-server';
 import {
   createEventStream,
   createFunctionRegistry,
+  createFunctionSecretStore,
   createKeys,
   createRedis,
   createRequestStore,
   createResultObjectIndex,
+  createSecretCipher,
 } from '@nvcf/queue';
 import { createLogger, type Logger, startTracing } from '@nvcf/service-kit';
 import { openObjectStore } from '@nvcf/storage';
@@ -66,8 +68,15 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     log,
     archiveLimits: { maxBytes: config.modelArchiveMaxBytes, maxRatio: config.modelArchiveMaxRatio },
   });
+  const { key: secretsKey, previousKey } = config.secrets;
+  const secrets = createFunctionSecretStore(
+    redis,
+    keys,
+    secretsKey ? createSecretCipher({ key: secretsKey, ...(previousKey ? { previousKey } : {}) }) : undefined,
+  );
   const consumers = createConsumerSync({
     core,
+    secrets,
     registry,
     store,
     keys,
@@ -83,6 +92,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
       processes: config.container.processes,
       intervalMs: config.heartbeatIntervalMs,
       ncaId: config.ncaId,
+      secretsDir: config.container.secretsDir,
       log,
       // A server's health decides whether its version is consumed (and heartbeated): re-sync at once.
       onChange: () => void resync(),
