@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { createFunctionSecretStore, createKeys, createSecretCipher, secretKeyId } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
 import {
@@ -9,7 +11,7 @@ import {
   tempDir,
   until,
 } from './container-harness.ts';
-import { type ChildGateway, createHarness, gfetch, type Harness, pexec } from './harness.ts';
+import { type ChildGateway, createHarness, gfetch, type Harness, pexec, SECRETS_KEY } from './harness.ts';
 
 /**
  * Function secrets end to end (NVCF: CreateFunctionRequest.secrets, updateSecrets): a container function's process
@@ -232,5 +234,24 @@ describe('function secrets: without NVCF_SECRETS_KEY', () => {
     );
     expect(del.status).toBe(204);
     expect(await secretKeys()).toEqual([]);
+  });
+});
+
+describe('function secrets: key rotation', () => {
+  it('a gateway started with a new key and the previous one re-encrypts every set under the new key', async () => {
+    const newKey = randomBytes(32);
+    const stored = () => h.redis.get(createKeys(h.keyPrefix).functionSecrets(echo.versionId));
+    expect(await stored()).not.toMatch(new RegExp(`^v1:${secretKeyId(newKey)}:`));
+    await h.gateway({ NVCF_SECRETS_KEY: newKey.toString('hex'), NVCF_SECRETS_PREVIOUS_KEY: SECRETS_KEY });
+    await until(
+      async () => (await stored())?.startsWith(`v1:${secretKeyId(newKey)}:`) === true,
+      'the set under the new key',
+    );
+    // The previous key can go: the new one alone opens it.
+    const onlyNew = createFunctionSecretStore(h.redis, createKeys(h.keyPrefix), createSecretCipher({ key: newKey }));
+    expect(await onlyNew.read({ functionId: echo.id, versionId: echo.versionId })).toEqual({
+      API_TOKEN: SECOND,
+      OTHER,
+    });
   });
 });
