@@ -18,8 +18,11 @@ const digestOf = (values: SecretValues) =>
     .update(JSON.stringify(Object.entries(values).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))))
     .digest('hex');
 
+/** Secrets that were read, with their digest. */
+export const readSecrets = (values: SecretValues): ReadSecrets => ({ ok: true, values, digest: digestOf(values) });
+
 /** No secrets. */
-export const NO_SECRETS: ReadSecrets = { ok: true, values: {}, digest: digestOf({}) };
+export const NO_SECRETS: ReadSecrets = readSecrets({});
 
 /**
  * The secrets of each version, decrypted: read on every sync (a PUT reaches the worker through the deployment
@@ -33,7 +36,7 @@ export async function readVersionSecrets(
     versions.map(async (fv): Promise<VersionSecrets> => {
       try {
         const values = await store.read({ functionId: fv.id, versionId: fv.versionId });
-        return Object.keys(values).length === 0 ? NO_SECRETS : { ok: true, values, digest: digestOf(values) };
+        return Object.keys(values).length === 0 ? NO_SECRETS : readSecrets(values);
       } catch (err) {
         return { ok: false, reason: (err as Error).message };
       }
