@@ -23,7 +23,7 @@ interface EnvVar {
   name: string;
   value?: string;
   valueFrom?: {
-    secretKeyRef?: { name: string; key: string };
+    secretKeyRef?: { name: string; key: string; optional?: boolean };
     configMapKeyRef?: { name: string; key: string };
     fieldRef?: { fieldPath: string };
   };

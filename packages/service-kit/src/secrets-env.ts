@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** AES-256 takes a 32-byte key. */
-export const SECRETS_KEY_BYTES = 32;
+const SECRETS_KEY_BYTES = 32;
 
 const HEX_KEY = /^[0-9a-fA-F]{64}$/;
 /** Standard or URL-safe base64, padded or not. */

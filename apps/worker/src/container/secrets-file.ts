@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { SecretValues } from '@nvcf/queue';
 
 /** NVCF's name for it: a container reads its secrets from `/var/secrets/secrets.json` (NVCF docs: secrets). */
-export const SECRETS_FILE = 'secrets.json';
+const SECRETS_FILE = 'secrets.json';
 
 /**
  * Writes a sidecar's secrets as `<dir>/secrets.json` (`{"NAME": "value", …}`), readable by its owner only (mode

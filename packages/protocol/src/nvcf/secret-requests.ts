@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** NVCF's secret names (NVCF API reference: SecretDto): what an environment variable may be called. */
-export const SECRET_NAME_PATTERN = /^[a-z0-9A-Z][a-z0-9A-Z_]*$/;
+const SECRET_NAME_PATTERN = /^[a-z0-9A-Z][a-z0-9A-Z_]*$/;
 
 /**
  * One secret (NVCF API reference: SecretDto): a name of 1–64 characters and a value of 1–4096. A container
