@@ -9,7 +9,8 @@ export function secretValuesOf(secrets: readonly SecretDto[] | undefined): Secre
 /**
  * Refuses secrets that could not be kept or used, with why: a model function has no server to hand them to (only a
  * container function's server gets them, README: Secrets), and without `NVCF_SECRETS_KEY` they could only be
- * stored in plaintext, which this product never does. An empty set always passes (it stores nothing).
+ * stored in plaintext, which this product never does (NVCF behaviour: Secrets). An empty set always passes (it
+ * stores nothing).
  *
  * @throws AppError INVALID_ARGUMENT
  */

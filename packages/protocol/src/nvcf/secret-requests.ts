@@ -24,7 +24,10 @@ export const SecretDto = z
   .meta({ id: 'SecretDto', description: 'A secret’s name and value.' });
 export type SecretDto = z.infer<typeof SecretDto>;
 
-/** NVCF's `uniqueItems`, and one value per name: a name given twice is refused, not resolved by order. */
+/**
+ * NVCF's `uniqueItems`, and one value per name: a name given twice is refused, not resolved by order (NVCF behaviour:
+ * Secrets).
+ */
 export const SecretList = z
   .array(SecretDto)
   .superRefine((secrets, ctx) => {
