@@ -182,6 +182,51 @@ describe('functions', () => {
     expect(fn).toMatchObject({ name: 'from-file', tags: ['b', 'c'] });
     expect((await cli(['functions', 'delete', fn.id, '--version', fn.versionId])).code).toBe(0);
   });
+
+  it('secrets: create --secret, secrets set (inline, @file, stdin) and clear; never a value printed', async () => {
+    const created = await cli([
+      'functions',
+      'create',
+      '--name',
+      'cli-secrets',
+      '--container-image',
+      'nvcf/echo-server:dev',
+      '--inference-url',
+      '/echo',
+      '--secret',
+      'API_TOKEN=inline-hidden-1',
+      '--json',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const fn = JSON.parse(created.stdout) as { id: string; versionId: string; secrets: string[] };
+    expect(fn.secrets).toEqual(['API_TOKEN']);
+    expect(created.stdout).not.toContain('hidden');
+
+    const file = join(dir, 'token.txt');
+    await writeFile(file, 'file-hidden-2\n');
+    const set = await cli(
+      ['functions', 'secrets', 'set', fn.id, fn.versionId, `API_TOKEN=@${file}`, 'OTHER=-'],
+      {},
+      'stdin-hidden-3\n',
+    );
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout.trim()).toBe(`set API_TOKEN, OTHER on ${fn.id} version ${fn.versionId}`);
+    const read = await cli(['functions', 'get', fn.id, '--version', fn.versionId, '--json']);
+    expect(JSON.parse(read.stdout).secrets).toEqual(['API_TOKEN', 'OTHER']);
+    expect(read.stdout).not.toContain('hidden');
+
+    const usage = await cli(['functions', 'secrets', 'set', fn.id, fn.versionId, 'NOEQUALS']);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/NAME=VALUE/);
+    const refused = await cli(['functions', 'secrets', 'set', fn.id, fn.versionId, 'bad-name=x']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/'name' must match/);
+
+    const cleared = await cli(['functions', 'secrets', 'clear', fn.id, fn.versionId, '--json']);
+    expect(JSON.parse(cleared.stdout)).toEqual({ functionId: fn.id, versionId: fn.versionId, secrets: [] });
+    const after = await cli(['functions', 'get', fn.id, '--version', fn.versionId, '--json']);
+    expect(JSON.parse(after.stdout).secrets).toEqual([]);
+  });
 });
 
 describe('invoke', () => {

@@ -13,6 +13,7 @@ const SCOPES = [
   'deploy_function',
   'authorize_clients',
   'list_cluster_groups',
+  'update_secrets',
   'manage_keys',
 ];
 

@@ -34,6 +34,7 @@ import { healthRoutes } from './routes/health-routes.ts';
 import { keyRoutes } from './routes/key-routes.ts';
 import { pexecRoutes } from './routes/pexec-routes.ts';
 import { queueRoutes } from './routes/queue-routes.ts';
+import { secretRoutes } from './routes/secret-routes.ts';
 import { statsRoutes } from './routes/stats-routes.ts';
 
 export interface GatewayAppDeps {
@@ -88,6 +89,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   app.route('/', healthRoutes(deps.redis, deps.healthTimeoutMs));
   app.route('/', functionRoutes(deps.registry, deps.functions, deps.auth));
   app.route('/', deploymentRoutes(deps.registry, deps.functions, deps.auth, deps.keys));
+  app.route('/', secretRoutes(deps.functions, deps.auth));
   const limit = rateLimit(deps.limiter);
   const waits = every(openWaitLimit(deps.maxOpenRequestsPerCredential), openRequestsGauge(deps.metrics));
   const resultUrl = (id: string, origin: string) => deps.results.url(id, origin);

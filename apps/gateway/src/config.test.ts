@@ -41,4 +41,15 @@ describe('gateway config', () => {
       /OTEL_EXPORTER_OTLP_ENDPOINT/,
     );
   });
+
+  it('reads the secrets key as base64 or hex, and says how to make one when it is neither', () => {
+    expect(loadGatewayConfig({}).secrets).toEqual({});
+    const key = Buffer.alloc(32, 7);
+    expect(loadGatewayConfig({ NVCF_SECRETS_KEY: key.toString('base64') }).secrets).toEqual({ key });
+    expect(loadGatewayConfig({ NVCF_SECRETS_KEY: key.toString('hex') }).secrets).toEqual({ key });
+    expect(() => loadGatewayConfig({ NVCF_SECRETS_KEY: 'short' })).toThrow(/NVCF_SECRETS_KEY: .*openssl rand/);
+    expect(() => loadGatewayConfig({ NVCF_SECRETS_PREVIOUS_KEY: key.toString('hex') })).toThrow(
+      /NVCF_SECRETS_PREVIOUS_KEY: needs NVCF_SECRETS_KEY/,
+    );
+  });
 });

@@ -1,10 +1,14 @@
 import {
+  checkSecretsEnv,
   envBool,
   envInt,
   envString,
   loadEnvConfig,
   objectStoreConfig,
   objectStoreEnv,
+  type SecretsKeys,
+  secretsEnv,
+  secretsKeysConfig,
   sharedEnv,
   type TracingOptions,
   tracingConfig,
@@ -13,52 +17,55 @@ import {
 import type { ObjectStoreConfig } from '@nvcf/storage';
 import { z } from 'zod';
 
-export const GatewayEnv = z.object({
-  ...sharedEnv,
-  ...tracingEnv('nvcf-gateway'),
-  GATEWAY_HOST: envString('0.0.0.0'),
-  GATEWAY_PORT: envInt(8080, 0, 65535),
-  GATEWAY_GRPC_PORT: envInt(8081, -1, 65535),
-  GATEWAY_METRICS_PORT: envInt(8082, -1, 65535),
-  GATEWAY_METRICS_QUEUE_CACHE_MS: envInt(2000, 0, 60_000),
-  GATEWAY_CONSOLE: envBool(true),
-  GATEWAY_SHUTDOWN_GRACE_MS: envInt(10_000, 0, 3_600_000),
-  STREAM_RESUME_GRACE_MS: envInt(3_000, 0, 600_000),
-  MAX_REQUEST_BODY_BYTES: envInt(5 * 1024 * 1024, 1),
-  // The worker's setting and default: gRPC requests are decoded here, so the gateway refuses what the worker would.
-  MAX_TENSOR_ELEMENTS: envInt(1 << 26, 1),
-  DEFAULT_POLL_SECONDS: envInt(60, 1, 3600),
-  JOB_ATTEMPTS: envInt(3, 1, 100),
-  FUNCTION_CACHE_MS: envInt(1000, 0, 60_000),
-  INLINE_RESULT_MAX_BYTES: envInt(64 * 1024, 0, 5 * 1024 * 1024),
-  JOB_INLINE_INPUT_BYTES: envInt(64 * 1024, 0, 5 * 1024 * 1024),
-  SEQUENCE_OWNER_TTL_SECONDS: envInt(3600, 1),
-  NVCF_BOOTSTRAP_ADMIN_KEY: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
-  NVCF_JWT_SECRET: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
-  NVCF_JWT_MAX_TTL_SECONDS: envInt(24 * 60 * 60, 1),
-  NVCF_JWT_ISSUER: envString(''),
-  NVCF_JWT_AUDIENCE: envString(''),
-  AUTH_CACHE_MS: envInt(2000, 0, 60_000),
-  MAX_QUEUE_DEPTH: envInt(100_000, 0),
-  RATE_LIMIT_PER_MINUTE: envInt(6000, 0),
-  MAX_OPEN_REQUESTS_PER_CREDENTIAL: envInt(256, 0),
-  GATEWAY_BODY_TIMEOUT_MS: envInt(60_000, 1000, 3_600_000),
-  ...objectStoreEnv,
-  URL_SIGNING_SECRET: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
-  PUBLIC_BASE_URL: envString('').refine(
-    (s) => s === '' || (/^https?:\/\//.test(s) && URL.canParse(s)),
-    'must be an http(s) URL',
-  ),
-  ASSET_MAX_BYTES: envInt(1024 * 1024 * 1024, 1),
-  MODEL_ARCHIVE_MAX_BYTES: envInt(2 * 1024 * 1024 * 1024, 1),
-  MODEL_ARCHIVE_MAX_RATIO: envInt(200, 1),
-  ASSET_TTL_SECONDS: envInt(24 * 60 * 60, 60),
-  ASSET_QUOTA_BYTES: envInt(10 * 1024 * 1024 * 1024, 0),
-  ASSET_QUOTA_COUNT: envInt(1000, 0),
-  STORAGE_SWEEP_MS: envInt(60_000, 100),
-  NVCF_NCA_ID: envString('self-hosted'),
-  FORWARD_HEADERS: envString(''),
-});
+export const GatewayEnv = z
+  .object({
+    ...sharedEnv,
+    ...tracingEnv('nvcf-gateway'),
+    GATEWAY_HOST: envString('0.0.0.0'),
+    GATEWAY_PORT: envInt(8080, 0, 65535),
+    GATEWAY_GRPC_PORT: envInt(8081, -1, 65535),
+    GATEWAY_METRICS_PORT: envInt(8082, -1, 65535),
+    GATEWAY_METRICS_QUEUE_CACHE_MS: envInt(2000, 0, 60_000),
+    GATEWAY_CONSOLE: envBool(true),
+    GATEWAY_SHUTDOWN_GRACE_MS: envInt(10_000, 0, 3_600_000),
+    STREAM_RESUME_GRACE_MS: envInt(3_000, 0, 600_000),
+    MAX_REQUEST_BODY_BYTES: envInt(5 * 1024 * 1024, 1),
+    // The worker's setting and default: gRPC requests are decoded here, so the gateway refuses what the worker would.
+    MAX_TENSOR_ELEMENTS: envInt(1 << 26, 1),
+    DEFAULT_POLL_SECONDS: envInt(60, 1, 3600),
+    JOB_ATTEMPTS: envInt(3, 1, 100),
+    FUNCTION_CACHE_MS: envInt(1000, 0, 60_000),
+    INLINE_RESULT_MAX_BYTES: envInt(64 * 1024, 0, 5 * 1024 * 1024),
+    JOB_INLINE_INPUT_BYTES: envInt(64 * 1024, 0, 5 * 1024 * 1024),
+    SEQUENCE_OWNER_TTL_SECONDS: envInt(3600, 1),
+    NVCF_BOOTSTRAP_ADMIN_KEY: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
+    NVCF_JWT_SECRET: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
+    NVCF_JWT_MAX_TTL_SECONDS: envInt(24 * 60 * 60, 1),
+    NVCF_JWT_ISSUER: envString(''),
+    NVCF_JWT_AUDIENCE: envString(''),
+    AUTH_CACHE_MS: envInt(2000, 0, 60_000),
+    MAX_QUEUE_DEPTH: envInt(100_000, 0),
+    RATE_LIMIT_PER_MINUTE: envInt(6000, 0),
+    MAX_OPEN_REQUESTS_PER_CREDENTIAL: envInt(256, 0),
+    GATEWAY_BODY_TIMEOUT_MS: envInt(60_000, 1000, 3_600_000),
+    ...objectStoreEnv,
+    URL_SIGNING_SECRET: envString('').refine((s) => s === '' || s.length >= 32, 'must be at least 32 characters'),
+    PUBLIC_BASE_URL: envString('').refine(
+      (s) => s === '' || (/^https?:\/\//.test(s) && URL.canParse(s)),
+      'must be an http(s) URL',
+    ),
+    ASSET_MAX_BYTES: envInt(1024 * 1024 * 1024, 1),
+    MODEL_ARCHIVE_MAX_BYTES: envInt(2 * 1024 * 1024 * 1024, 1),
+    MODEL_ARCHIVE_MAX_RATIO: envInt(200, 1),
+    ASSET_TTL_SECONDS: envInt(24 * 60 * 60, 60),
+    ASSET_QUOTA_BYTES: envInt(10 * 1024 * 1024 * 1024, 0),
+    ASSET_QUOTA_COUNT: envInt(1000, 0),
+    STORAGE_SWEEP_MS: envInt(60_000, 100),
+    NVCF_NCA_ID: envString('self-hosted'),
+    FORWARD_HEADERS: envString(''),
+    ...secretsEnv,
+  })
+  .superRefine(checkSecretsEnv);
 export type GatewayEnv = z.infer<typeof GatewayEnv>;
 
 export interface GatewayConfig {
@@ -130,6 +137,8 @@ export interface GatewayConfig {
   logLevel: string;
   /** OpenTelemetry traces (off when its endpoint is empty). */
   tracing: TracingOptions;
+  /** The key function secrets are encrypted with (none: a request that carries secrets is refused, 400). */
+  secrets: SecretsKeys;
 }
 
 export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
@@ -182,6 +191,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
       .filter(Boolean),
     logLevel: env.LOG_LEVEL,
     tracing: tracingConfig(env),
+    secrets: secretsKeysConfig(env),
   };
 }
 

@@ -7,6 +7,7 @@ import {
   createCompletionWaiter,
   createEventStream,
   createFunctionRegistry,
+  createFunctionSecretStore,
   createIdempotencyStore,
   createInvocationProducer,
   createKeys,
@@ -15,6 +16,7 @@ import {
   createRedis,
   createRequestStore,
   createResultObjectIndex,
+  createSecretCipher,
   createSequenceRouter,
   newGatewayId,
   resultObjectKey,
@@ -26,6 +28,7 @@ import { createAssetService, urlSigningSecret } from './assets/index.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import type { GatewayConfig } from './config.ts';
 import { createFunctionService } from './control/function-service.ts';
+import { reencryptSecrets } from './control/secret-rotation.ts';
 import { startGatewayGrpcServer } from './grpc/index.ts';
 import { createFunctionResolver } from './invocation/function-resolver.ts';
 import { createInvocationService } from './invocation/invocation-service.ts';
@@ -138,6 +141,17 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const assetSweeper = assets.startSweeper(config.storageSweepMs, (err) =>
     log.warn({ err }, 'reclaiming expired assets failed'),
   );
+  const { key: secretsKey, previousKey } = config.secrets;
+  const secretStore = createFunctionSecretStore(
+    redis,
+    keys,
+    secretsKey ? createSecretCipher({ key: secretsKey, ...(previousKey ? { previousKey } : {}) }) : undefined,
+  );
+  if (previousKey) {
+    reencryptSecrets(registry, secretStore, log).catch((err: unknown) =>
+      log.warn({ err }, 'rotating function secrets to NVCF_SECRETS_KEY failed; it is tried again at the next start'),
+    );
+  }
   const limiter = createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 });
   const events = createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds });
   const app = createGatewayApp({
@@ -167,6 +181,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
       objects,
       maxModelBytes: config.assetMaxBytes,
       archiveLimits: { maxBytes: config.modelArchiveMaxBytes, maxRatio: config.modelArchiveMaxRatio },
+      secrets: secretStore,
       retireQueue: (versionId) =>
         producer.retire(versionId, async (requestId) => {
           const gone = `function version '${versionId}' was deleted before this request ran`;

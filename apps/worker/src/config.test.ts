@@ -92,4 +92,23 @@ describe('worker config', () => {
       'https://otel.example:4318/',
     );
   });
+
+  it('reads the secrets key; a secrets directory is for one sidecar version only', () => {
+    expect(loadWorkerConfig({}).secrets).toEqual({});
+    const key = Buffer.alloc(32, 9);
+    expect(loadWorkerConfig({ NVCF_SECRETS_KEY: key.toString('base64') }).secrets).toEqual({ key });
+    expect(() => loadWorkerConfig({ NVCF_SECRETS_KEY: 'x'.repeat(32) })).toThrow(/NVCF_SECRETS_KEY/);
+    const version = '0b6e1a8e-4a51-4c2a-9d0c-1f2e3d4c5b6a';
+    const sidecar = { WORKER_CONTAINER_URL: 'http://127.0.0.1:8000', WORKER_FUNCTION_VERSIONS: version };
+    expect(loadWorkerConfig({ ...sidecar, WORKER_SECRETS_DIR: '/var/secrets' }).container.secretsDir).toBe(
+      '/var/secrets',
+    );
+    expect(loadWorkerConfig({}).container.secretsDir).toBe('');
+    for (const env of [
+      { WORKER_SECRETS_DIR: '/var/secrets' },
+      { ...sidecar, WORKER_FUNCTION_VERSIONS: `${version},${version.replace('0b', '1b')}`, WORKER_SECRETS_DIR: '/s' },
+    ]) {
+      expect(() => loadWorkerConfig(env)).toThrow(/WORKER_SECRETS_DIR: is for sidecar mode/);
+    }
+  });
 });

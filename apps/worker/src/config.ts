@@ -2,12 +2,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRestrictedApis, type RestrictedApis } from '@nvcf/inference-server';
 import {
+  checkSecretsEnv,
   envBool,
   envInt,
   envString,
   loadEnvConfig,
   objectStoreConfig,
   objectStoreEnv,
+  type SecretsKeys,
+  secretsEnv,
+  secretsKeysConfig,
   sharedEnv,
   type TracingOptions,
   tracingConfig,
@@ -95,8 +99,21 @@ export const WorkerEnv = z
     WORKER_CONTAINER_PROCESSES: envBool(false),
     WORKER_CONTAINER_WORK_DIR: envString(''),
     WORKER_CONTAINER_TIMEOUT_MS: envInt(10 * 60 * 1000, 1),
+    WORKER_SECRETS_DIR: envString(''),
+    ...secretsEnv,
   })
   .superRefine((env, ctx) => {
+    checkSecretsEnv(env, ctx);
+    // NVCF mounts one function's secrets at /var/secrets/secrets.json in its container: a sidecar's directory is
+    // that one version's, so the file is never ambiguous.
+    if (env.WORKER_SECRETS_DIR && (!env.WORKER_CONTAINER_URL || env.WORKER_FUNCTION_VERSIONS.length !== 1)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WORKER_SECRETS_DIR'],
+        message:
+          'is for sidecar mode: it needs WORKER_CONTAINER_URL and exactly one WORKER_FUNCTION_VERSIONS entry, the version whose secrets.json it holds',
+      });
+    }
     // A sidecar serves the versions deployed to its server; without the list it would send other functions'
     // requests to a server whose health check happens to pass.
     if (env.WORKER_CONTAINER_URL && env.WORKER_FUNCTION_VERSIONS.length === 0) {
@@ -182,7 +199,11 @@ export interface WorkerConfig {
     workDir: string;
     /** A request to the inference server (its whole answer, a 202's polls included) fails after this long. */
     timeoutMs: number;
+    /** Sidecar mode: where the served version's `secrets.json` is written for the server to read ('' : nowhere). */
+    secretsDir: string;
   };
+  /** The key the function secrets were encrypted with (none: versions with secrets are not served). */
+  secrets: SecretsKeys;
 }
 
 export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
@@ -237,7 +258,9 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
       processes: env.WORKER_CONTAINER_PROCESSES,
       workDir: env.WORKER_CONTAINER_WORK_DIR || join(tmpdir(), 'nvcf-worker'),
       timeoutMs: env.WORKER_CONTAINER_TIMEOUT_MS,
+      secretsDir: env.WORKER_SECRETS_DIR,
     },
+    secrets: secretsKeysConfig(env),
   };
 }
 

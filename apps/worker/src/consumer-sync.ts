@@ -4,6 +4,7 @@ import {
   createInvocationConsumer,
   type FunctionModelSpec,
   type FunctionRegistry,
+  type FunctionSecretStore,
   type FunctionVersion,
   type InvocationConsumer,
   type Keys,
@@ -16,6 +17,7 @@ import type { WorkerConfig } from './config.ts';
 import { createContainerProcessor } from './container/container-processor.ts';
 import type { ContainerServers } from './container/container-servers.ts';
 import { createSharedTicker } from './container/shared-ticker.ts';
+import { readVersionSecrets } from './container/version-secrets.ts';
 import type { createFunctionModelLoader } from './function-models.ts';
 import { modelConcurrency } from './functions/model-capacity.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
@@ -47,6 +49,8 @@ export interface ConsumerSyncDeps {
   objects: ProcessorDeps['objects'];
   /** The inference servers of container functions (sidecar or processes). */
   containers: ContainerServers;
+  /** Container functions' secrets, handed to their servers. */
+  secrets: FunctionSecretStore;
   /** OpenTelemetry: each job's queue wait and processing as spans of its invocation's trace. */
   tracing?: Tracing;
   /** Each job's queue wait, processing time and outcome, served on the metrics port. */
@@ -186,7 +190,10 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
       const wanted = new Map<string, FunctionVersion>();
       const versions = await registry.list();
       const containers = versions.filter((fv) => isContainer(fv) && fv.deployment && serves(fv.versionId));
-      await deps.containers.want(containers.filter(isContainer));
+      const served = containers.filter(isContainer);
+      // Read each sync: a secrets PUT is announced as a deployment change, so it reaches the servers at once.
+      const secrets = deps.containers.mode === 'none' ? undefined : await readVersionSecrets(deps.secrets, served);
+      await deps.containers.want(served, secrets);
       for (const fv of containers) {
         if (deps.containers.instance(fv.versionId)?.healthy) wanted.set(fv.versionId, fv);
       }

@@ -2,10 +2,12 @@ import { startInferenceCore } from '@nvcf/inference-server';
 import {
   createEventStream,
   createFunctionRegistry,
+  createFunctionSecretStore,
   createKeys,
   createRedis,
   createRequestStore,
   createResultObjectIndex,
+  createSecretCipher,
 } from '@nvcf/queue';
 import { createLogger, type Logger, startTracing } from '@nvcf/service-kit';
 import { openObjectStore } from '@nvcf/storage';
@@ -68,9 +70,16 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     archiveLimits: { maxBytes: config.modelArchiveMaxBytes, maxRatio: config.modelArchiveMaxRatio },
   });
   const jobMetrics = createJobMetrics();
+  const { key: secretsKey, previousKey } = config.secrets;
+  const secrets = createFunctionSecretStore(
+    redis,
+    keys,
+    secretsKey ? createSecretCipher({ key: secretsKey, ...(previousKey ? { previousKey } : {}) }) : undefined,
+  );
   const consumers = createConsumerSync({
     jobMetrics,
     core,
+    secrets,
     registry,
     store,
     keys,
@@ -86,6 +95,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
       processes: config.container.processes,
       intervalMs: config.heartbeatIntervalMs,
       ncaId: config.ncaId,
+      secretsDir: config.container.secretsDir,
       log,
       // A server's health decides whether its version is consumed (and heartbeated): re-sync at once.
       onChange: () => void resync(),

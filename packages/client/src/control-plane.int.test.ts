@@ -145,6 +145,26 @@ describe('functions', () => {
     expect(slashed.status).toBe(400);
     expect(slashed.detail).toBe("functionId '../assets' is not a UUID");
   });
+
+  it('sets a container function’s secrets: named in its DTO, never returned; a name twice is a 400', async () => {
+    const fn = await nvcf.functions.create({
+      name: 'sdk-secrets',
+      inferenceUrl: '/echo',
+      containerImage: 'nvcf/echo-server:dev',
+      secrets: [{ name: 'API_TOKEN', value: 'hidden-value-one' }],
+    });
+    expect(fn.secrets).toEqual(['API_TOKEN']);
+    const other = { name: 'OTHER', value: 'x' };
+    const secrets = [{ name: 'API_TOKEN', value: 'hidden-value-two' }, other];
+    await expect(nvcf.functions.updateSecrets(fn.id, fn.versionId, { secrets })).resolves.toBeUndefined();
+    const read = await nvcf.functions.getVersion(fn.id, fn.versionId);
+    expect(read.secrets).toEqual(['API_TOKEN', 'OTHER']);
+    expect(JSON.stringify(read)).not.toContain('hidden-value');
+    const twice = await refusal(nvcf.functions.updateSecrets(fn.id, fn.versionId, { secrets: [other, { ...other }] }));
+    expect(twice).toMatchObject({ status: 400, detail: "Invalid request: 'secrets' names 'OTHER' more than once" });
+    await nvcf.functions.updateSecrets(fn.id, fn.versionId, { secrets: [] });
+    expect((await nvcf.functions.getVersion(fn.id, fn.versionId)).secrets).toEqual([]);
+  });
 });
 
 describe('deployments and queues', () => {

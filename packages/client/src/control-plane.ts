@@ -60,8 +60,25 @@ export interface CreateFunctionRequest {
   functionType?: FunctionType;
   description?: string;
   tags?: string[];
-  /** Accepted and never returned (the DTO lists their names as `secrets`). */
-  secrets?: { name: string; value: string }[];
+  /**
+   * Handed to a container function's server as environment variables, stored encrypted and never returned (the
+   * DTO lists their names as `secrets`). A model function takes none (400).
+   */
+  secrets?: Secret[];
+}
+
+/** One secret (NVCF API reference: SecretDto). */
+export interface Secret {
+  /** `^[a-z0-9A-Z][a-z0-9A-Z_]*$`, 1–64 characters: the environment variable the server gets it as. */
+  name: string;
+  /** 1–4096 characters. */
+  value: string;
+}
+
+/** The body of `functions.updateSecrets` (NVCF API reference: UpdateSecretsRequest): each name once. */
+export interface UpdateSecretsRequest {
+  /** The version's whole set: it replaces what the version had (`[]` removes them). */
+  secrets: Secret[];
 }
 
 /** The body of `functions.updateMetadata`: only these two can change on an existing version. */
@@ -270,6 +287,22 @@ export class FunctionsApi {
   ): Promise<FunctionDto> {
     const path = versionPath('/v2/nvcf/metadata', functionId, versionId);
     return (await this.#t.json<{ function: FunctionDto }>('PUT', path, change, signalOf(opts))).function;
+  }
+
+  /**
+   * Replaces a version's secrets as a whole (`PUT /v2/nvcf/secrets/functions/{fid}/versions/{vid}`, scope
+   * `update_secrets`); workers serving it restart its server with them. They are never read back.
+   *
+   * @example
+   * await nvcf.functions.updateSecrets(fn.id, fn.versionId, { secrets: [{ name: 'API_TOKEN', value: token }] });
+   */
+  async updateSecrets(
+    functionId: string,
+    versionId: string,
+    req: UpdateSecretsRequest,
+    opts: RequestOptions = {},
+  ): Promise<void> {
+    await this.#t.json('PUT', versionPath('/v2/nvcf/secrets', functionId, versionId), req, signalOf(opts));
   }
 
   /** Deletes a version (the function with its last one); requests still waiting in its queue are answered. */

@@ -29,8 +29,10 @@ export {
   type QueuePosition,
   QueuesApi,
   type RequestOptions,
+  type Secret,
   type TensorSpec,
   type UpdateMetadataRequest,
+  type UpdateSecretsRequest,
 } from './control-plane.ts';
 export { errorFromResponse, NvcfConnectionError, NvcfError, type Problem, parseRetryAfter } from './errors.ts';
 export { type InvokeOptions, type InvokeResult, invokeFunction, MAX_POLL_SECONDS, type Progress } from './invoke.ts';

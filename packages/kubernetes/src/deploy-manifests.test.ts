@@ -23,7 +23,7 @@ interface EnvVar {
   name: string;
   value?: string;
   valueFrom?: {
-    secretKeyRef?: { name: string; key: string };
+    secretKeyRef?: { name: string; key: string; optional?: boolean };
     configMapKeyRef?: { name: string; key: string };
     fieldRef?: { fieldPath: string };
   };
@@ -61,6 +61,8 @@ type NetworkPolicy = Manifest & {
 const rendered = new Map<string, Manifest[]>();
 let examplePool: Manifest[];
 let exampleSecret: Record<string, string>;
+/** The example Secret file as written: an optional key may be there commented out (`# NAME=`). */
+let exampleSecretText: string;
 
 /** An env file as `kubectl create secret generic --from-env-file` reads it. */
 function envFile(text: string): Record<string, string> {
@@ -81,7 +83,8 @@ beforeAll(async () => {
     ...parseManifests(await readFile(EXAMPLE_POOL_FILE, 'utf8')),
     ...parseManifests(await readFile(EXAMPLE_CONTAINER_POOL_FILE, 'utf8')),
   ];
-  exampleSecret = envFile(await readFile(resolve(deployDir, 'secrets.env.example'), 'utf8'));
+  exampleSecretText = await readFile(resolve(deployDir, 'secrets.env.example'), 'utf8');
+  exampleSecret = envFile(exampleSecretText);
 });
 
 const docs = (overlay: string) => rendered.get(overlay) ?? [];
@@ -229,7 +232,12 @@ describe.each(OVERLAYS)('overlays/%s', (overlay) => {
         }
         for (const v of c.env ?? []) {
           const secret = v.valueFrom?.secretKeyRef;
-          if (secret) {
+          if (secret?.optional) {
+            expect(secret.name).toBe(SECRET);
+            expect(exampleSecretText, `${w.metadata.name}: ${secret.key}`).toMatch(
+              new RegExp(`^(# )?${secret.key}=`, 'm'),
+            );
+          } else if (secret) {
             expect(secret.name).toBe(SECRET);
             expect(Object.keys(exampleSecret), `${w.metadata.name}: ${secret.key}`).toContain(secret.key);
           }

@@ -51,14 +51,25 @@ export const SIDECAR_WORKER_HTTP_PORT = 8010;
 /** Where both containers see each request's asset and large-output directories (NVCF: under `/var/inf`). */
 export const INFERENCE_WORK_DIR = '/var/inf';
 const WORK_VOLUME = 'nvcf-inference-work';
+/**
+ * Where the inference container finds its secrets, `secrets.json`, as in NVCF (NVCF docs: secrets): written by the
+ * worker (WORKER_SECRETS_DIR) into a memory-backed volume the two containers share, mode 0600, so the server must
+ * run as the worker's user (uid 1000, as the node and NVIDIA images' default users do).
+ */
+export const INFERENCE_SECRETS_DIR = '/var/secrets';
+const SECRETS_VOLUME = 'nvcf-function-secrets';
 
-const secretEnv = (name: string): IEnvVar => ({ name, valueFrom: { secretKeyRef: { name: SECRET, key: name } } });
+const secretEnv = (name: string, optional = false): IEnvVar => ({
+  name,
+  valueFrom: { secretKeyRef: { name: SECRET, key: name, ...(optional ? { optional: true } : {}) } },
+});
 
 /** The worker's settings that make it the sidecar of the pod's inference container. */
 function sidecarEnv(inference: InferenceContainer): IEnvVar[] {
   return [
     { name: 'WORKER_CONTAINER_URL', value: `http://127.0.0.1:${inference.port}` },
     { name: 'WORKER_CONTAINER_WORK_DIR', value: INFERENCE_WORK_DIR },
+    { name: 'WORKER_SECRETS_DIR', value: INFERENCE_SECRETS_DIR },
     { name: 'KSERVE_HTTP_PORT', value: String(SIDECAR_WORKER_HTTP_PORT) },
     { name: 'KSERVE_GRPC_PORT', value: '-1' },
     { name: 'METRICS_PORT', value: '-1' },
@@ -87,11 +98,21 @@ function workerContainer(opts: WorkerDeploymentOptions): IContainer {
       secretEnv('REDIS_URL'),
       secretEnv('S3_ACCESS_KEY_ID'),
       secretEnv('S3_SECRET_ACCESS_KEY'),
+      // Function secrets (README: Secrets): the gateway's key, when the Secret has one.
+      secretEnv('NVCF_SECRETS_KEY', true),
+      secretEnv('NVCF_SECRETS_PREVIOUS_KEY', true),
       { name: 'ORT_EXECUTION_PROVIDERS', value: opts.gpu ? 'cuda,cpu' : 'cpu' },
       ...(versions.length > 0 ? [{ name: 'WORKER_FUNCTION_VERSIONS', value: versions.join(',') }] : []),
       ...(inference ? sidecarEnv(inference) : []),
     ],
-    ...(inference ? { volumeMounts: [{ name: WORK_VOLUME, mountPath: INFERENCE_WORK_DIR }] } : {}),
+    ...(inference
+      ? {
+          volumeMounts: [
+            { name: WORK_VOLUME, mountPath: INFERENCE_WORK_DIR },
+            { name: SECRETS_VOLUME, mountPath: INFERENCE_SECRETS_DIR },
+          ],
+        }
+      : {}),
     resources: opts.gpu
       ? { requests: { cpu: '1', memory: '4Gi', ...gpu }, limits: { memory: '8Gi', ...gpu } }
       : { requests: { cpu: '1', memory: '2Gi' }, limits: { memory: '4Gi' } },
@@ -129,7 +150,10 @@ function inferenceContainer(inference: InferenceContainer): IContainer {
       periodSeconds: 5,
       failureThreshold: 2,
     },
-    volumeMounts: [{ name: WORK_VOLUME, mountPath: INFERENCE_WORK_DIR }],
+    volumeMounts: [
+      { name: WORK_VOLUME, mountPath: INFERENCE_WORK_DIR },
+      { name: SECRETS_VOLUME, mountPath: INFERENCE_SECRETS_DIR, readOnly: true },
+    ],
     securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
   };
 }
@@ -142,7 +166,15 @@ function workerPodSpec(opts: WorkerDeploymentOptions): IPodSpec {
     // SIGTERM drains: the worker stops taking jobs and waits up to SHUTDOWN_TIMEOUT_MS for the running ones.
     terminationGracePeriodSeconds: WORKER_TERMINATION_GRACE_SECONDS,
     containers: opts.inference ? [workerContainer(opts), inferenceContainer(opts.inference)] : [workerContainer(opts)],
-    ...(opts.inference ? { volumes: [{ name: WORK_VOLUME, emptyDir: {} }] } : {}),
+    ...(opts.inference
+      ? {
+          volumes: [
+            { name: WORK_VOLUME, emptyDir: {} },
+            // Memory-backed: decrypted secrets never reach the node's disk.
+            { name: SECRETS_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
+          ],
+        }
+      : {}),
     ...(opts.gpu ? { tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }] } : {}),
   };
 }

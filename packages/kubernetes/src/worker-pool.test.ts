@@ -19,7 +19,7 @@ type Container = {
   image: string;
   ports?: { name: string; containerPort: number }[];
   readinessProbe?: { httpGet: { path: string; port: number | string } };
-  volumeMounts?: { name: string; mountPath: string }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
 };
 type Doc = ReturnType<typeof parseManifests>[number] & {
   spec: {
@@ -27,7 +27,7 @@ type Doc = ReturnType<typeof parseManifests>[number] & {
     maxReplicaCount?: number;
     scaleTargetRef?: { name: string };
     triggers?: { type: string; metadata: Record<string, string>; authenticationRef: { name: string } }[];
-    template?: { spec: { containers: Container[]; volumes?: { name: string; emptyDir: object }[] } };
+    template?: { spec: { containers: Container[]; volumes?: { name: string; emptyDir: Record<string, string> }[] } };
     secretTargetRef?: { parameter: string; name: string; key: string }[];
   };
 };
@@ -146,6 +146,7 @@ describe('a container function → sidecar pods', () => {
     expect(env).toMatchObject({
       WORKER_CONTAINER_URL: 'http://127.0.0.1:8000',
       WORKER_CONTAINER_WORK_DIR: '/var/inf',
+      WORKER_SECRETS_DIR: '/var/secrets',
       WORKER_FUNCTION_VERSIONS: EXAMPLE_CONTAINER_POOL.versionId,
       KSERVE_HTTP_PORT: '8010',
       KSERVE_GRPC_PORT: '-1',
@@ -158,8 +159,20 @@ describe('a container function → sidecar pods', () => {
       ports: [{ name: 'inference', containerPort: 8000 }],
       readinessProbe: { httpGet: { path: '/health', port: 8000 } },
     });
-    expect(worker?.volumeMounts).toEqual(inference?.volumeMounts);
-    expect(pod.volumes).toEqual([{ name: worker?.volumeMounts?.[0]?.name, emptyDir: {} }]);
+    // The work dir at the same path in both; the secrets (NVCF's /var/secrets/secrets.json) written by the worker,
+    // read by the server, in memory only.
+    expect(worker?.volumeMounts).toEqual([
+      { name: 'nvcf-inference-work', mountPath: '/var/inf' },
+      { name: 'nvcf-function-secrets', mountPath: '/var/secrets' },
+    ]);
+    expect(inference?.volumeMounts).toEqual([
+      { name: 'nvcf-inference-work', mountPath: '/var/inf' },
+      { name: 'nvcf-function-secrets', mountPath: '/var/secrets', readOnly: true },
+    ]);
+    expect(pod.volumes).toEqual([
+      { name: 'nvcf-inference-work', emptyDir: {} },
+      { name: 'nvcf-function-secrets', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
+    ]);
   });
 
   it("runs containerArgs as the container's command, with its environment", () => {

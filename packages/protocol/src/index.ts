@@ -22,4 +22,5 @@ export * from './nvcf/function-requests.ts';
 export * from './nvcf/function-status.ts';
 export * from './nvcf/headers.ts';
 export * from './nvcf/scopes.ts';
+export * from './nvcf/secret-requests.ts';
 export * from './problem.ts';

@@ -82,6 +82,11 @@ export interface Keys {
   functionVersions(functionId: string): string;
   /** Sorted set workerId → heartbeat expiry (ms) of the workers serving a version. */
   versionWorkers(versionId: string): string;
+  /**
+   * String: a version's secrets, encrypted (secret-cipher.ts; never plaintext). In the version's slot; deleted with
+   * the version.
+   */
+  functionSecrets(versionId: string): string;
   /** Hash workerId → LiveWorker JSON (its pool, GPU, instance type, heartbeat expiry): what cluster groups list. */
   readonly workers: string;
   /** String: one asset record (JSON). TTL'd. */
@@ -133,6 +138,7 @@ export function createKeys(prefix = 'nvcf'): Keys {
     functionIds: `${prefix}:{fn}:functions`,
     functionVersions: (functionId) => `${prefix}:{fn}:fn:${functionId}:versions`,
     versionWorkers: (versionId) => `${prefix}:fv:${v(versionId)}:${versionId}:workers`,
+    functionSecrets: (versionId) => `${prefix}:fv:${v(versionId)}:${versionId}:secrets`,
     workers: `${prefix}:workers`,
     asset: (assetId) => `${prefix}:{assets}:asset:${assetId}`,
     ownerAssets: (ownerSubject) => `${prefix}:{assets}:owner:${ownerSubject}`,

@@ -16,7 +16,16 @@ export function createLogger(opts: { name: string; level: string; sync?: boolean
       name: opts.name,
       level: opts.level,
       redact: {
-        paths: ['authorization', 'headers.authorization', 'req.headers.authorization', 'apiKey', '*.apiKey'],
+        // Function secrets are never passed to a logger either; a request body that carried them would be censored.
+        paths: [
+          'authorization',
+          'headers.authorization',
+          'req.headers.authorization',
+          'apiKey',
+          '*.apiKey',
+          'secrets',
+          '*.secrets',
+        ],
         censor: '[redacted]',
       },
     },

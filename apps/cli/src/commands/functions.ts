@@ -4,6 +4,8 @@ import { commaList, readJsonFile } from '../args.ts';
 import { contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import type { Column } from '../output.ts';
+import { parseSecretArgs } from '../secret-args.ts';
+import { registerSecrets } from './secrets.ts';
 
 export const functionColumns: readonly Column<FunctionDto>[] = [
   { header: 'NAME', value: (f) => f.name },
@@ -54,6 +56,7 @@ interface CreateFlags {
   inferencePort?: number;
   healthUri?: string;
   env?: string[];
+  secret?: string[];
 }
 
 /** `--model simple/1`, `--model model-repository://simple/1` or `--model asset://<id>` as a model reference. */
@@ -103,6 +106,7 @@ async function createRequest(flags: CreateFlags): Promise<CreateFunctionRequest>
   if (flags.healthUri) req.healthUri = flags.healthUri;
   if (flags.env) req.containerEnvironment = [...(req.containerEnvironment ?? []), ...flags.env.map(keyValue)];
   if (flags.tags) req.tags = flags.tags;
+  if (flags.secret) req.secrets = [...(req.secrets ?? []), ...(await parseSecretArgs(flags.secret))];
   if (!req.name) throw new UsageError('give --name (or a "name" in --file)');
   if (!req.inferenceUrl) throw new UsageError('give --inference-url (a container function) or --model');
   return { ...req, name: req.name, inferenceUrl: req.inferenceUrl };
@@ -150,6 +154,7 @@ export function registerFunctions(program: Command): void {
     .option('--inference-port <port>', 'the port the inference server listens on', port)
     .option('--health-uri <path>', "the server's health check path (default /v2/health/ready)")
     .option('--env <KEY=VALUE>', 'an environment variable of the container (repeatable)', collect)
+    .option('--secret <NAME=VALUE>', 'a secret of the container: VALUE, @FILE or - for stdin (repeatable)', collect)
     .addOption(new Option('--api-body-format <format>', 'request body format').choices(['PREDICT_V2', 'CUSTOM']))
     .addOption(new Option('--function-type <type>').choices(['DEFAULT', 'STREAMING', 'LLM']))
     .option('--description <text>')
@@ -162,6 +167,8 @@ export function registerFunctions(program: Command): void {
         : await client.functions.create(req);
       out.record(functionFields(f), f);
     });
+
+  registerSecrets(functions);
 
   functions
     .command('delete')

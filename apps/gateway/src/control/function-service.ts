@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, type CreateFunctionRequest, type DeploymentRequest } from '@nvcf/protocol';
-import type { FunctionModelSpec, FunctionRegistry, FunctionVersion } from '@nvcf/queue';
+import { AppError, type CreateFunctionRequest, type DeploymentRequest, type SecretDto } from '@nvcf/protocol';
+import type { FunctionModelSpec, FunctionRegistry, FunctionSecretStore, FunctionVersion } from '@nvcf/queue';
 import {
   functionModelArchiveKey,
   functionModelObjectKey,
@@ -11,6 +11,7 @@ import {
 import type { AssetService } from '../assets/index.ts';
 import { assetIdOf, modelFromAsset } from './asset-model.ts';
 import { containerSpecOf } from './container-spec.ts';
+import { checkSecretsAccepted, secretValuesOf } from './function-secrets.ts';
 
 export interface FunctionService {
   /** Registers a new function, or a new version of `functionId`. Status INACTIVE until deployed. */
@@ -22,6 +23,11 @@ export interface FunctionService {
     versionId: string,
     change: { tags?: string[]; description?: string },
   ): Promise<FunctionVersion>;
+  /**
+   * Replaces a version's whole set of secrets (NVCF: updateSecrets); workers serving it restart its server with
+   * them.
+   */
+  updateSecrets(functionId: string, versionId: string, secrets: readonly SecretDto[]): Promise<void>;
   remove(functionId: string, versionId: string): Promise<void>;
   deploy(
     functionId: string,
@@ -57,6 +63,8 @@ export interface FunctionServiceOptions {
   archiveLimits: ModelArchiveLimits;
   /** Drops a deleted version's queue (its waiting requests answered), so nothing of it stays in Redis. */
   retireQueue: (versionId: string) => Promise<void>;
+  /** Function secrets, encrypted at rest (without `NVCF_SECRETS_KEY`, a request that carries any is a 400). */
+  secrets: FunctionSecretStore;
 }
 
 /**
@@ -106,10 +114,13 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
       const versionId = randomUUID();
       // A container function's server is the worker's to reach; a model function's model must exist now.
       const container = containerSpecOf(req);
+      const secretValues = secretValuesOf(req.secrets);
+      checkSecretsAccepted(opts.secrets, { container }, secretValues);
       const model = container ? undefined : await modelOf(req, versionId, ownerSubject);
       const { name, inferenceUrl, apiBodyFormat, functionType, description, tags, models, secrets, ...spec } = req;
+      const id = functionId ?? randomUUID();
       const fv: FunctionVersion = {
-        id: functionId ?? randomUUID(),
+        id,
         versionId,
         name,
         ncaId: opts.ncaId,
@@ -120,13 +131,24 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
         inferenceUrl,
         models: models ?? [],
         tags: tags ?? [],
-        // Secrets are accepted and never returned.
+        // Their names only: the values are in the secret store, encrypted, and never returned.
         spec: { ...spec, ...(secrets ? { secretNames: secrets.map((s) => s.name) } : {}) },
         deployment: null,
         ...(model ? { model } : {}),
         ...(container ? { container } : {}),
       };
-      await registry.upsert(fv);
+      if (Object.keys(secretValues).length === 0) {
+        await registry.upsert(fv);
+        return fv;
+      }
+      // Before the version exists: a worker that sees it deployed finds its secrets there.
+      await opts.secrets.replace({ functionId: id, versionId }, secretValues);
+      try {
+        await registry.upsert(fv);
+      } catch (err) {
+        await opts.secrets.remove(versionId).catch(() => {});
+        throw err;
+      }
       return fv;
     },
     get,
@@ -145,9 +167,19 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
       await registry.upsert(next);
       return next;
     },
+    async updateSecrets(functionId, versionId, secrets) {
+      const fv = await get(functionId, versionId);
+      const values = secretValuesOf(secrets);
+      checkSecretsAccepted(opts.secrets, fv, values);
+      await opts.secrets.replace({ functionId, versionId }, values);
+      await registry.upsert({ ...fv, spec: { ...fv.spec, secretNames: secrets.map((s) => s.name) } });
+      // Workers serving it restart its server with the new set.
+      await changed(fv);
+    },
     async remove(functionId, versionId) {
       const fv = await get(functionId, versionId);
       await registry.remove(functionId, versionId);
+      await opts.secrets.remove(versionId);
       // Workers unload a function model no version refers to any more (consumer-sync) once told.
       await changed(fv);
       if (fv.model) await deleteOrphanModel(registry, opts.objects, fv.model.name);

@@ -1,8 +1,11 @@
+import { existsSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
 import { createFunction, deploy, statusOf, tempDir, until } from './container-harness.ts';
-import { createHarness, type Harness, pexec, simpleRequest } from './harness.ts';
+import { createHarness, gfetch, type Harness, pexec, simpleRequest } from './harness.ts';
 
 let h: Harness;
 let gw: RunningGateway;
@@ -93,6 +96,58 @@ describe('container functions: sidecar mode', () => {
       type: 'urn:inference-connection:problem-details:internal-server-error',
       detail: 'Inference connection error while making inference request',
     });
+  });
+});
+
+describe('container functions: a sidecar’s secrets', () => {
+  it('writes the version’s secrets.json (0600) into WORKER_SECRETS_DIR, rewrites it on a PUT, removes it on undeploy', async () => {
+    const server = await h.worker();
+    const fv = await createFunction(gw.url, {
+      name: 'sidecar-secrets',
+      inferenceUrl: '/v2/models/simple/infer',
+      inferencePort: server.ports.http,
+      healthUri: '/v2/health/ready',
+      containerImage: 'nvcf/worker:dev',
+      apiBodyFormat: 'PREDICT_V2',
+      secrets: [{ name: 'TOKEN', value: 'first-sidecar-value' }],
+    });
+    await deploy(gw.url, fv);
+    const dir = join(work.path, 'secrets');
+    await h.worker({
+      WORKER_CONTAINER_URL: `http://127.0.0.1:${server.ports.http}`,
+      WORKER_FUNCTION_VERSIONS: fv.versionId,
+      WORKER_CONTAINER_WORK_DIR: work.path,
+      WORKER_SECRETS_DIR: dir,
+      KSERVE_HTTP_PORT: '-1',
+      KSERVE_GRPC_PORT: '-1',
+      METRICS_PORT: '-1',
+    });
+    const file = join(dir, 'secrets.json');
+    const content = async () => (existsSync(file) ? JSON.parse(await readFile(file, 'utf8')) : undefined);
+    await until(async () => (await content()) !== undefined, 'the secrets file');
+    expect(await content()).toEqual({ TOKEN: 'first-sidecar-value' });
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    await until(async () => (await statusOf(gw.url, fv)) === 'ACTIVE', 'the function to be ACTIVE');
+
+    const put = await gfetch(`${gw.url}/v2/nvcf/secrets/functions/${fv.id}/versions/${fv.versionId}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        secrets: [
+          { name: 'TOKEN', value: 'second' },
+          { name: 'MORE', value: 'x' },
+        ],
+      }),
+    });
+    expect(put.status).toBe(200);
+    await until(async () => (await content())?.TOKEN === 'second', 'the rewritten secrets file');
+    expect(await content()).toEqual({ TOKEN: 'second', MORE: 'x' });
+
+    const undeploy = await gfetch(`${gw.url}/v2/nvcf/deployments/functions/${fv.id}/versions/${fv.versionId}`, {
+      method: 'DELETE',
+    });
+    expect(undeploy.status).toBe(200);
+    await until(async () => !existsSync(file), 'the secrets file to be removed');
   });
 });
 

@@ -59,6 +59,9 @@ export interface Harness {
 
 export const fnId = modelFunctionId;
 
+/** Every harness gateway and worker encrypts function secrets with this key (NVCF_SECRETS_KEY). */
+export const SECRETS_KEY = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64');
+
 /** Every harness gateway starts with this key holding every scope (NVCF_BOOTSTRAP_ADMIN_KEY). */
 export const ADMIN_KEY = `nvapi-test-${crypto.randomUUID()}`;
 export const adminAuth = { authorization: `Bearer ${ADMIN_KEY}` };
@@ -112,6 +115,7 @@ export async function createHarness(
     KSERVE_GRPC_PORT: '0',
     METRICS_PORT: '0',
     NVCF_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
+    NVCF_SECRETS_KEY: SECRETS_KEY,
     WORKER_HOST: '127.0.0.1',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
   };

@@ -90,9 +90,38 @@ describe('the control plane', () => {
       containerImage: 'nvcf/echo-server:dev',
       containerArgs: 'node server.ts',
       containerEnvironment: [{ key: 'A', value: 'b' }],
+      secrets: [{ name: 'API_TOKEN', value: 'contract-secret' }],
     };
     openapi.requestBody('POST', '/v2/nvcf/functions', containerBody);
-    expectStatus(await call('POST', '/v2/nvcf/functions', { body: containerBody }), 200);
+    const container = await call('POST', '/v2/nvcf/functions', { body: containerBody });
+    expectStatus(container, 200);
+    // Its secrets: replaced as a whole (NVCF's updateSecrets answers 200 with no body), named but never shown.
+    const cfn = (container.json as { function: { id: string; versionId: string; secrets: string[] } }).function;
+    expect(cfn.secrets).toEqual(['API_TOKEN']);
+    expect(container.text).not.toContain('contract-secret');
+    const secrets = `/v2/nvcf/secrets/functions/${cfn.id}/versions/${cfn.versionId}`;
+    const newSecrets = {
+      secrets: [
+        { name: 'API_TOKEN', value: 'changed' },
+        { name: 'OTHER', value: 'x' },
+      ],
+    };
+    openapi.requestBody('PUT', secrets, newSecrets);
+    expectStatus(await call('PUT', secrets, { body: newSecrets }), 200);
+    const twice = {
+      secrets: [
+        { name: 'A', value: '1' },
+        { name: 'A', value: '2' },
+      ],
+    };
+    expectStatus(await call('PUT', secrets, { body: twice }), 400);
+    expect(() => openapi.requestBody('PUT', secrets, { secrets: [{ name: 'bad-name', value: 'v' }] })).toThrow(
+      /pattern/,
+    );
+    expectStatus(
+      await call('PUT', `/v2/nvcf/secrets/functions/${cfn.id}/versions/${UNKNOWN}`, { body: newSecrets }),
+      404,
+    );
     const meta = { tags: ['a', 'b'], description: 'contract' };
     openapi.requestBody('PUT', `/v2/nvcf/metadata/functions/${fn.id}/versions/${fn.versionId}`, meta);
     expectStatus(

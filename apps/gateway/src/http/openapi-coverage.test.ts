@@ -151,6 +151,8 @@ describe('the OpenAPI document', () => {
         'ListFunctionsResponse',
         'ListFunctionIdsResponse',
         'UpdateFunctionMetadataRequest',
+        'UpdateSecretsRequest',
+        'SecretDto',
         'FunctionDeploymentRequest',
         'GpuSpecificationDto',
         'DeploymentResponse',
@@ -184,6 +186,14 @@ describe('the OpenAPI document', () => {
     expect(() => openapi.requestBody('POST', '/v2/nvcf/functions', { name: '-bad', inferenceUrl: '' })).toThrow(
       /pattern/,
     );
+    // NVCF's SecretDto constraints and updateSecrets' uniqueItems.
+    const secrets = '/v2/nvcf/secrets/functions/{functionId}/versions/{versionId}';
+    const secret = (name: string, value = 'v') => ({ name, value });
+    expect(() => openapi.requestBody('PUT', secrets, { secrets: [secret('API_TOKEN')] })).not.toThrow();
+    expect(() => openapi.requestBody('PUT', secrets, { secrets: [secret('_X')] })).toThrow(/pattern/);
+    expect(() => openapi.requestBody('PUT', secrets, { secrets: [secret('X'.repeat(65))] })).toThrow(/64/);
+    expect(() => openapi.requestBody('PUT', secrets, { secrets: [secret('X', 'v'.repeat(4097))] })).toThrow(/4096/);
+    expect(() => openapi.requestBody('PUT', secrets, { secrets: [secret('A'), secret('A')] })).toThrow(/duplicate/);
   });
 
   it('carries what NVCF’s document requires of its DTOs: every required field, its type and its values', () => {

@@ -16,6 +16,7 @@ export const TAGS = [
   { name: 'Envelope Function Invocation', description: 'The legacy exec envelope.' },
   { name: 'Function Management', description: 'Create, list, update and delete functions and their versions.' },
   { name: 'Function Deployment', description: 'Deploy and undeploy function versions.' },
+  { name: 'User Secret Management', description: 'Set a function version’s secrets (never read back).' },
   { name: 'Queue Details', description: 'Queue depths and a request’s position.' },
   { name: 'Cluster Groups and GPUs', description: 'The worker pools that can run functions, from live workers.' },
   { name: 'Asset Management', description: 'Large inputs: create, upload, list, read and delete assets.' },

@@ -80,7 +80,11 @@ const FunctionDto = z
     health: HealthDto.optional(),
     models: z.array(ArtifactDto),
     resources: z.array(ArtifactDto),
-    secrets: z.array(z.string()).optional().describe('The names of the secrets given (never their values).'),
+    secrets: z
+      .array(z.string())
+      .meta({ uniqueItems: true })
+      .optional()
+      .describe('The names of the version’s secrets (never their values).'),
     secretNames: z.array(z.string()).optional().describe('Ours, kept for older clients: the same as `secrets`.'),
     apiBodyFormat: z.enum(['PREDICT_V2', 'CUSTOM']),
     functionType: z

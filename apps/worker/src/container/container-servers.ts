@@ -1,9 +1,11 @@
-import type { ContainerSpec, FunctionVersion } from '@nvcf/queue';
+import type { ContainerSpec, FunctionVersion, SecretValues } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import { freePort } from './free-port.ts';
 import { deploymentMetadata } from './request-headers.ts';
+import { removeSecretsFile, writeSecretsFile } from './secrets-file.ts';
 import { checkHealth } from './server-health.ts';
 import { type ServerProcess, startServerProcess } from './server-process.ts';
+import { NO_SECRETS, type ReadSecrets, type VersionSecrets } from './version-secrets.ts';
 
 /** A container version's inference server as this worker reaches it. */
 export interface ServerInstance {
@@ -17,10 +19,15 @@ export interface ContainerServers {
   /** How this worker runs container functions ('none': it serves none). */
   readonly mode: 'sidecar' | 'process' | 'none';
   /**
-   * The container versions this worker should serve now: servers of new ones start (process mode), those of
-   * versions no longer listed stop. `instance` then has each, healthy or not.
+   * The container versions this worker should serve now, with their secrets: servers of new ones start (process
+   * mode), those of versions no longer listed stop, and a version whose secrets changed gets them (its process is
+   * restarted; a sidecar's `secrets.json` is rewritten). A version whose secrets cannot be read here is not
+   * started (one already running keeps what it had). `instance` then has each, healthy or not.
    */
-  want(versions: readonly (FunctionVersion & { container: ContainerSpec })[]): Promise<void>;
+  want(
+    versions: readonly (FunctionVersion & { container: ContainerSpec })[],
+    secrets?: ReadonlyMap<string, VersionSecrets>,
+  ): Promise<void>;
   instance(versionId: string): ServerInstance | undefined;
   /** Checks every server's health now (the periodic pass calls it too). */
   checkAll(): Promise<void>;
@@ -36,6 +43,8 @@ export interface ContainerServersOptions {
   intervalMs: number;
   /** NVCF's deployment metadata handed to a process as environment (`NVCF_*`). */
   ncaId: string;
+  /** Sidecar mode: where the served version's `secrets.json` goes ('' or absent: the sidecar gets no secrets). */
+  secretsDir?: string;
   log: Logger;
   /** A server's health changed: the caller re-syncs which versions it consumes. */
   onChange(): void;
@@ -47,6 +56,8 @@ interface Entry {
   healthUrl: URL;
   healthy: boolean;
   process?: ServerProcess;
+  /** Which secrets the server has (`VersionSecrets.digest`). */
+  secretsDigest: string;
 }
 
 /**
@@ -59,6 +70,9 @@ export function createContainerServers(opts: ContainerServersOptions): Container
   const mode = opts.url ? 'sidecar' : opts.processes ? 'process' : 'none';
   /** Versions that process mode cannot run (no command), each logged once. */
   const commandless = new Set<string>();
+  /** Why a version's secrets could not be read, as last logged (logged again only when the reason changes). */
+  const unreadable = new Map<string, string>();
+  const secretsDir = mode === 'sidecar' ? (opts.secretsDir ?? '') : '';
 
   const check = async (entry: Entry) => {
     const ok = await checkHealth(entry.healthUrl, entry.spec.health.expectedStatusCode, entry.spec.health.timeoutMs);
@@ -86,22 +100,35 @@ export function createContainerServers(opts: ContainerServersOptions): Container
   const timer = mode === 'none' ? undefined : setInterval(() => void checkAll(), opts.intervalMs);
   timer?.unref();
 
-  async function open(fv: FunctionVersion & { container: ContainerSpec }): Promise<Entry> {
+  /** A sidecar's secrets: its `secrets.json`, or a warning that it gets none. */
+  async function handOver(fv: FunctionVersion, secrets: ReadSecrets): Promise<void> {
+    if (secretsDir) await writeSecretsFile(secretsDir, secrets.values);
+    else if (secrets.digest !== NO_SECRETS.digest) {
+      opts.log.warn(
+        { versionId: fv.versionId },
+        'the function has secrets, but this sidecar worker has no WORKER_SECRETS_DIR to hand them over in',
+      );
+    }
+  }
+
+  async function open(fv: FunctionVersion & { container: ContainerSpec }, secrets: ReadSecrets): Promise<Entry> {
     const spec = fv.container;
+    const secretsDigest = secrets.digest;
     if (mode === 'sidecar') {
       const base = new URL(opts.url);
       if (!base.port && spec.inferencePort) base.port = String(spec.inferencePort);
       const healthUrl = new URL(spec.health.uri, base);
       if (spec.health.port) healthUrl.port = String(spec.health.port);
-      return { spec, base: new URL(base.origin), healthUrl, healthy: false };
+      await handOver(fv, secrets);
+      return { spec, base: new URL(base.origin), healthUrl, healthy: false, secretsDigest };
     }
     const port = await freePort();
     const base = new URL(`http://127.0.0.1:${port}`);
     const log = opts.log.child({ versionId: fv.versionId, server: 'process' });
-    const entry: Entry = { spec, base, healthUrl: new URL(spec.health.uri, base), healthy: false };
+    const entry: Entry = { spec, base, healthUrl: new URL(spec.health.uri, base), healthy: false, secretsDigest };
     entry.process = startServerProcess({
       command: spec.args ?? '',
-      env: processEnv(fv, port, opts.ncaId),
+      env: processEnv(fv, port, opts.ncaId, secrets.values),
       log,
       onExit: () => {
         if (!entry.healthy) return;
@@ -115,7 +142,7 @@ export function createContainerServers(opts: ContainerServersOptions): Container
 
   return {
     mode,
-    async want(versions) {
+    async want(versions, secretsOf = new Map()) {
       if (mode === 'none') return;
       const wanted = new Set<string>();
       for (const fv of versions) {
@@ -129,9 +156,36 @@ export function createContainerServers(opts: ContainerServersOptions): Container
           }
           continue;
         }
+        const secrets = secretsOf.get(fv.versionId) ?? NO_SECRETS;
+        const running = entries.get(fv.versionId);
+        if (!secrets.ok) {
+          if (unreadable.get(fv.versionId) !== secrets.reason) {
+            unreadable.set(fv.versionId, secrets.reason);
+            opts.log.error(
+              { versionId: fv.versionId, reason: secrets.reason },
+              running
+                ? "cannot read the function's secrets; its server keeps the ones it has"
+                : "cannot read the function's secrets (NVCF_SECRETS_KEY); not serving it",
+            );
+          }
+          if (running) wanted.add(fv.versionId);
+          continue;
+        }
+        unreadable.delete(fv.versionId);
         wanted.add(fv.versionId);
+        if (running && running.secretsDigest !== secrets.digest) {
+          if (running.process) {
+            // A process's environment is fixed when it starts: the server starts again with the new set.
+            opts.log.info({ versionId: fv.versionId }, "the function's secrets changed; restarting its server");
+            entries.delete(fv.versionId);
+            await running.process.stop();
+          } else {
+            await handOver(fv, secrets);
+            running.secretsDigest = secrets.digest;
+          }
+        }
         if (!entries.has(fv.versionId)) {
-          const entry = await open(fv);
+          const entry = await open(fv, secrets);
           entries.set(fv.versionId, entry);
           await check(entry);
         }
@@ -140,7 +194,10 @@ export function createContainerServers(opts: ContainerServersOptions): Container
         if (wanted.has(versionId)) continue;
         entries.delete(versionId);
         await entry.process?.stop();
+        if (secretsDir) await removeSecretsFile(secretsDir);
       }
+      const listed = new Set(versions.map((fv) => fv.versionId));
+      for (const versionId of unreadable.keys()) if (!listed.has(versionId)) unreadable.delete(versionId);
     },
     instance: (versionId) => entries.get(versionId),
     checkAll,
@@ -154,16 +211,23 @@ export function createContainerServers(opts: ContainerServersOptions): Container
 }
 
 /**
- * A process's environment: `containerEnvironment`, NVCF's deployment variables (NVCF docs: container functions)
- * and the port to listen on (`PORT`, `NVCF_INFERENCE_PORT`), with only `PATH` and `HOME` from the worker's own.
+ * A process's environment: `containerEnvironment`, the function's secrets (over an entry of the same name), NVCF's
+ * deployment variables (NVCF docs: container functions) and the port to listen on (`PORT`, `NVCF_INFERENCE_PORT`),
+ * with only `PATH` and `HOME` from the worker's own.
  */
-function processEnv(fv: FunctionVersion & { container: ContainerSpec }, port: number, ncaId: string) {
+function processEnv(
+  fv: FunctionVersion & { container: ContainerSpec },
+  port: number,
+  ncaId: string,
+  secrets: SecretValues,
+) {
   const env: Record<string, string> = {};
   for (const name of ['PATH', 'HOME'] as const) {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
   }
   for (const { key, value } of fv.container.environment) env[key] = value;
+  for (const [name, value] of Object.entries(secrets)) env[name] = value;
   const { backend, instanceType } = deploymentMetadata(fv);
   return {
     ...env,

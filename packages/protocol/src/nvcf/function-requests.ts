@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
+import { SecretList } from './secret-requests.ts';
 
 /** NVCF function names (NVCF API reference: CreateFunctionRequest). */
 const NAME = /^[a-z0-9A-Z][a-z0-9A-Z\-_]*$/;
@@ -39,7 +40,7 @@ export const CreateFunctionRequest = z
     functionType: z.enum(['DEFAULT', 'STREAMING', 'LLM']).default('DEFAULT'),
     description: z.string().max(1024).optional(),
     tags: z.array(z.string().min(1).max(128)).max(64).optional(),
-    secrets: z.array(z.object({ name: z.string().min(1), value: z.string() })).optional(),
+    secrets: SecretList.optional(),
   })
   .loose()
   .refine((r) => !(r.containerImage && r.helmChart), {
