@@ -106,7 +106,7 @@ function parse(hash: Record<string, string>): FunctionAuthorizations {
     else if (field.startsWith('v:')) {
       // Version ids are UUIDs: the field's second colon ends one.
       const versionId = field.slice(2, field.indexOf(':', 2));
-      (out.versions[versionId] ??= []).push(party.data);
+      out.versions[versionId] = [...(out.versions[versionId] ?? []), party.data];
     }
   }
   out.function.sort(byAccount);
