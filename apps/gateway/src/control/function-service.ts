@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type CreateFunctionRequest, type DeploymentRequest } from '@nvcf/protocol';
-import type { FunctionModelSpec, FunctionRegistry, FunctionVersion } from '@nvcf/queue';
+import type { FunctionAuthorizationStore, FunctionModelSpec, FunctionRegistry, FunctionVersion } from '@nvcf/queue';
 import {
   functionModelArchiveKey,
   functionModelObjectKey,
@@ -13,8 +13,14 @@ import { assetIdOf, modelFromAsset } from './asset-model.ts';
 import { containerSpecOf } from './container-spec.ts';
 
 export interface FunctionService {
-  /** Registers a new function, or a new version of `functionId`. Status INACTIVE until deployed. */
-  create(req: CreateFunctionRequest, opts: { functionId?: string; ownerSubject: string }): Promise<FunctionVersion>;
+  /**
+   * Registers a new function, or a new version of `functionId`, in account `ncaId` (the creator's). Status INACTIVE
+   * until deployed.
+   */
+  create(
+    req: CreateFunctionRequest,
+    opts: { functionId?: string; ownerSubject: string; ncaId: string },
+  ): Promise<FunctionVersion>;
   get(functionId: string, versionId: string): Promise<FunctionVersion>;
   versions(functionId: string): Promise<FunctionVersion[]>;
   updateMetadata(
@@ -49,8 +55,9 @@ function modelReference(req: CreateFunctionRequest): { name: string; version: st
 }
 
 export interface FunctionServiceOptions {
-  ncaId: string;
   onChange: (functionId: string) => void;
+  /** A deleted version's authorized accounts go with it; a deleted function's, all of them. */
+  authorizations: Pick<FunctionAuthorizationStore, 'clear' | 'forget'>;
   assets: AssetService;
   objects: ObjectStore;
   maxModelBytes: number;
@@ -99,7 +106,7 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
   }
 
   return {
-    async create(req, { functionId, ownerSubject }) {
+    async create(req, { functionId, ownerSubject, ncaId }) {
       if (functionId && (await registry.versions(functionId)).length === 0) {
         throw new AppError('NOT_FOUND', `Function '${functionId}' not found`);
       }
@@ -112,7 +119,7 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
         id: functionId ?? randomUUID(),
         versionId,
         name,
-        ncaId: opts.ncaId,
+        ncaId,
         createdAt: new Date().toISOString(),
         description: description ?? '',
         functionType,
@@ -148,6 +155,8 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
     async remove(functionId, versionId) {
       const fv = await get(functionId, versionId);
       await registry.remove(functionId, versionId);
+      const last = (await registry.versions(functionId)).length === 0;
+      await (last ? opts.authorizations.forget(functionId) : opts.authorizations.clear(functionId, versionId));
       // Workers unload a function model no version refers to any more (consumer-sync) once told.
       await changed(fv);
       if (fv.model) await deleteOrphanModel(registry, opts.objects, fv.model.name);

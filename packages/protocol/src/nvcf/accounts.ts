@@ -32,22 +32,3 @@ export type AuthorizedPartyDto = z.infer<typeof AuthorizedPartyDto>;
 
 /** Most parties one function or version may have: a bound on what every invocation's check reads. */
 export const MAX_AUTHORIZED_PARTIES = 1000;
-
-/** The body of the POSTs that replace a function's or a version's parties (NVCF: AuthorizedPartiesRequest). */
-export const AuthorizedPartiesRequest = z.object(
-  {
-    authorizedParties: z
-      .array(AuthorizedPartyDto, { error: required('an array of authorized parties') })
-      .max(MAX_AUTHORIZED_PARTIES, `must hold at most ${MAX_AUTHORIZED_PARTIES} parties`)
-      .describe('Parties authorized to invoke function'),
-  },
-  { error: 'the body must be a JSON object {"authorizedParties": [{"ncaId"}]}' },
-);
-export type AuthorizedPartiesRequest = z.infer<typeof AuthorizedPartiesRequest>;
-
-/** The body of the PATCHes that add or remove one party (NVCF: PatchAuthorizedPartyRequest). */
-export const PatchAuthorizedPartyRequest = z.object(
-  { authorizedParty: z.object(AuthorizedPartyDto.shape, { error: required('an object {"ncaId"}') }) },
-  { error: 'the body must be a JSON object {"authorizedParty": {"ncaId"}}' },
-);
-export type PatchAuthorizedPartyRequest = z.infer<typeof PatchAuthorizedPartyRequest>;
