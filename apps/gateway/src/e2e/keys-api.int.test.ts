@@ -275,7 +275,11 @@ describe('keys belong to accounts', () => {
     const own = await create({ name: 'team-ci', scopes: ['invoke_function'] }, teamAdmin.value);
     expect(own.key.ncaId).toBe('team-b');
     for (const ncaId of ['self-hosted', 'team-c']) {
-      const res = await call('POST', '/v2/nvcf/keys', teamAdmin.value, { name: 'x', scopes: ['list_functions'], ncaId });
+      const res = await call('POST', '/v2/nvcf/keys', teamAdmin.value, {
+        name: 'x',
+        scopes: ['list_functions'],
+        ncaId,
+      });
       expect(res.status).toBe(403);
       expect((await problemOf(res)).detail).toMatch(new RegExp(`account '${ncaId}': only an operator`));
     }
