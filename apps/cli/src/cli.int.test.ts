@@ -519,7 +519,8 @@ describe('exit codes and help', () => {
       [['functions', 'create', '--help'], /Usage: nvcf functions create[\s\S]*--model/],
       [['assets', '--help'], /upload[\s\S]*delete/],
       [['help', 'deploy'], /Usage: nvcf deploy[\s\S]*--min-instances/],
-      [['keys', 'create', '--help'], /--scopes/],
+      [['keys', 'create', '--help'], /--scopes[\s\S]*--nca-id/],
+      [['functions', 'share', '--help'], /--nca-id[\s\S]*--version/],
       [['queue', '--help'], /position/],
       [['kube', 'worker-pool', '--help'], /--function[\s\S]*--gateway-url/],
     ] as const) {
@@ -573,5 +574,44 @@ describe('keys', () => {
     expect(code).toBe(1);
     expect((await cli(['keys', 'list'])).stdout).toMatch(new RegExp(`^${key.id}\tcli-ci\trevoked `, 'm'));
     expect((await cli(['keys', 'create', '--name', 'x'])).code).toBe(2);
+  });
+});
+
+describe('sharing a function with another account', () => {
+  it('keys create --nca-id, functions share / authorizations / list --visibility / unshare', async () => {
+    const made = await cli([
+      'keys',
+      'create',
+      '--name',
+      'cli-b',
+      '--scopes',
+      'list_functions',
+      '--nca-id',
+      'cli-b',
+      '--json',
+    ]);
+    expect(made.code, made.stderr).toBe(0);
+    const { key, value } = JSON.parse(made.stdout) as { key: { ncaId: string }; value: string };
+    expect(key.ncaId).toBe('cli-b');
+    const asB = { NVCF_API_KEY: value };
+    expect((await cli(['functions', 'list', '--visibility', 'authorized'], asB)).stdout).toBe('');
+
+    expect(await cli(['functions', 'share', simple, '--nca-id', 'cli-b'])).toMatchObject({
+      code: 0,
+      stdout: `shared ${simple} with cli-b\n`,
+    });
+    expect((await cli(['functions', 'authorizations', simple])).stdout).toBe(
+      `${simple}\t${verId('simple')}\tself-hosted\tcli-b\n`,
+    );
+    const shared = await cli(['functions', 'list', '--visibility', 'authorized'], asB);
+    expect(shared.stdout).toMatch(new RegExp(`^simple\t${simple}\t${verId('simple')}\t`));
+    // Sharing is the owner's: the other account is refused (403), and a bad visibility is the gateway's 400.
+    const refused = await cli(['functions', 'share', simple, '--nca-id', 'cli-c'], asB);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^nvcf: Forbidden/);
+    expect((await cli(['functions', 'list', '--visibility', 'everything'])).code).toBe(1);
+
+    expect(await cli(['functions', 'unshare', simple, '--nca-id', 'cli-b', '--json'])).toMatchObject({ code: 0 });
+    expect((await cli(['functions', 'list', '--visibility', 'authorized'], asB)).stdout).toBe('');
   });
 });

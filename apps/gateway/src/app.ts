@@ -14,6 +14,8 @@ import { cors } from 'hono/cors';
 import { type AssetService, assetRoutes } from './assets/index.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import { consoleRoutes } from './console/console-routes.ts';
+import type { AuthorizationService } from './control/authorization-service.ts';
+import type { FunctionAccess } from './control/function-access.ts';
 import type { FunctionService } from './control/function-service.ts';
 import type { EventStreamDeps } from './http/event-stream-response.ts';
 import { openWaitLimit } from './http/open-waits.ts';
@@ -21,11 +23,14 @@ import { openApiRoutes } from './http/openapi-routes.ts';
 import { errorToProblem, problemResponse } from './http/problem-response.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import { traceSpan } from './http/trace-span.ts';
+import type { FunctionResolver } from './invocation/function-resolver.ts';
 import type { InvocationService } from './invocation/invocation-service.ts';
+import { createRequestAccessCheck } from './invocation/request-access.ts';
 import type { RequestCancellation } from './invocation/request-cancellation.ts';
 import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
 import { httpMetrics, openRequestsGauge } from './metrics/http-metrics.ts';
 import type { ResultLinks } from './results/result-links.ts';
+import { authorizationRoutes } from './routes/authorization-routes.ts';
 import { clusterGroupRoutes } from './routes/cluster-group-routes.ts';
 import { deploymentRoutes } from './routes/deployment-routes.ts';
 import { execRoutes } from './routes/exec-routes.ts';
@@ -42,6 +47,12 @@ export interface GatewayAppDeps {
   redis: RedisClient;
   registry: FunctionRegistry;
   functions: FunctionService;
+  /** Which account sees and manages which function (the control plane's reads). */
+  access: FunctionAccess;
+  /** Sharing functions with other accounts. */
+  authorizations: AuthorizationService;
+  /** The invocation path's cached view of functions: who may still read a request. */
+  resolver: Pick<FunctionResolver, 'mayUse'>;
   keys: Keys;
   producer: InvocationProducer;
   store: RequestStore;
@@ -87,13 +98,15 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
     }),
   );
   app.route('/', healthRoutes(deps.redis, deps.healthTimeoutMs));
-  app.route('/', functionRoutes(deps.registry, deps.functions, deps.auth));
-  app.route('/', deploymentRoutes(deps.registry, deps.functions, deps.auth, deps.keys));
-  app.route('/', secretRoutes(deps.functions, deps.auth));
+  app.route('/', functionRoutes(deps.registry, deps.functions, deps.access, deps.auth));
+  app.route('/', deploymentRoutes(deps.registry, deps.functions, deps.access, deps.auth, deps.keys));
+  app.route('/', authorizationRoutes(deps.authorizations, deps.auth));
+  app.route('/', secretRoutes(deps.functions, deps.access, deps.auth));
+  const requestAccess = createRequestAccessCheck(deps.resolver);
   const limit = rateLimit(deps.limiter);
   const waits = every(openWaitLimit(deps.maxOpenRequestsPerCredential), openRequestsGauge(deps.metrics));
   const resultUrl = (id: string, origin: string) => deps.results.url(id, origin);
-  app.route('/', pexecRoutes(deps.invocations, deps.auth, { ...deps, limit, waits, resultUrl }));
+  app.route('/', pexecRoutes(deps.invocations, deps.auth, { ...deps, limit, waits, resultUrl, requestAccess }));
   app.route(
     '/',
     execRoutes(deps.invocations, deps.auth, {
@@ -102,10 +115,11 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
       waits,
       resultUrl,
       assets: deps.assets,
+      requestAccess,
     }),
   );
   app.route('/', deps.results.routes());
-  app.route('/', queueRoutes(deps));
+  app.route('/', queueRoutes({ ...deps, requestAccess }));
   app.route('/', clusterGroupRoutes(deps));
   app.route('/', assetRoutes(deps));
   app.route('/', keyRoutes(deps));

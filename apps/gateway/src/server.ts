@@ -6,6 +6,7 @@ import {
   createAssetStore,
   createCompletionWaiter,
   createEventStream,
+  createFunctionAuthorizationStore,
   createFunctionRegistry,
   createFunctionSecretStore,
   createIdempotencyStore,
@@ -27,6 +28,8 @@ import { createGatewayApp } from './app.ts';
 import { createAssetService, urlSigningSecret } from './assets/index.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import type { GatewayConfig } from './config.ts';
+import { createAuthorizationService } from './control/authorization-service.ts';
+import { createFunctionAccess } from './control/function-access.ts';
 import { createFunctionService } from './control/function-service.ts';
 import { reencryptSecrets } from './control/secret-rotation.ts';
 import { startGatewayGrpcServer } from './grpc/index.ts';
@@ -71,7 +74,9 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     attempts: config.jobAttempts,
     ttlSeconds: config.requestTtlSeconds,
   });
-  const functions = createFunctionResolver(registry, { cacheMs: config.functionCacheMs });
+  const authorizationStore = createFunctionAuthorizationStore(redis, keys);
+  const functions = createFunctionResolver(registry, authorizationStore, { cacheMs: config.functionCacheMs });
+  const access = createFunctionAccess(registry, authorizationStore);
   const metrics = createGatewayMetrics();
   registerQueueMetrics(
     metrics.registry,
@@ -109,7 +114,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
       log.warn('NVCF_BOOTSTRAP_ADMIN_KEY was revoked; it is not created again');
     }
   }
-  const auth = createAuthenticator({ keyStore, cacheMs: config.authCacheMs, jwt: config.jwt });
+  const auth = createAuthenticator({ keyStore, cacheMs: config.authCacheMs, jwt: config.jwt, ncaId: config.ncaId });
   const objects = await openObjectStore(config.objectStore);
   const signingSecret = urlSigningSecret(config.urlSigningSecret, (msg) => log.warn(msg));
   const results = createResultLinks({
@@ -174,9 +179,16 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     assets,
     keys,
     metrics,
-    functions: createFunctionService(registry, {
-      ncaId: config.ncaId,
+    access,
+    resolver: functions,
+    authorizations: createAuthorizationService({
+      access,
+      store: authorizationStore,
       onChange: (fid) => functions.invalidate(fid),
+    }),
+    functions: createFunctionService(registry, {
+      onChange: (fid) => functions.invalidate(fid),
+      authorizations: authorizationStore,
       assets,
       objects,
       maxModelBytes: config.assetMaxBytes,

@@ -1,9 +1,22 @@
+import { AuthorizationsApi } from './authorizations.ts';
 import type { Transport } from './transport.ts';
 
 /** What every control-plane call takes besides its arguments. */
 export interface RequestOptions {
   /** Stops the call: it rejects with the signal's reason. */
   signal?: AbortSignal;
+}
+
+/**
+ * Which functions a list holds (NVCF: function permissions): `private` the caller's account's own, `authorized`
+ * other accounts' shared with it, `public` NVIDIA's public functions (none on a self-hosted gateway).
+ */
+export type FunctionVisibility = 'authorized' | 'private' | 'public';
+
+/** What `functions.list` and `functions.listIds` take. */
+export interface ListFunctionsOptions extends RequestOptions {
+  /** Default: all three. */
+  visibility?: FunctionVisibility[];
 }
 
 /** A function version's state (NVCF function lifecycle), from its deployment and the workers alive for it. */
@@ -219,6 +232,11 @@ const seg = encodeURIComponent;
 const versionPath = (prefix: string, functionId: string, versionId: string) =>
   `${prefix}/functions/${seg(functionId)}/versions/${seg(versionId)}`;
 const signalOf = (opts: RequestOptions) => (opts.signal ? { signal: opts.signal } : {});
+/** `?visibility=a&visibility=b` (NVCF's form: the parameter repeated), or nothing. */
+const visibilityQuery = (opts: ListFunctionsOptions) =>
+  opts.visibility && opts.visibility.length > 0
+    ? `?${opts.visibility.map((v) => `visibility=${encodeURIComponent(v)}`).join('&')}`
+    : '';
 
 /**
  * Function management (NVCF API reference): register functions and their versions, read them, change their
@@ -235,20 +253,26 @@ const signalOf = (opts: RequestOptions) => (opts.signal ? { signal: opts.signal 
  */
 export class FunctionsApi {
   readonly #t: Transport;
+  /** Sharing functions with other accounts: who besides their owner may invoke them. */
+  readonly authorizations: AuthorizationsApi;
 
   constructor(transport: Transport) {
     this.#t = transport;
+    this.authorizations = new AuthorizationsApi(transport);
   }
 
-  /** Every version of every function the credential may see (`GET /v2/nvcf/functions`). */
-  async list(opts: RequestOptions = {}): Promise<FunctionDto[]> {
-    return (await this.#t.json<{ functions: FunctionDto[] }>('GET', '/v2/nvcf/functions', undefined, signalOf(opts)))
-      .functions;
+  /**
+   * Every version of every function the credential may see (`GET /v2/nvcf/functions`): its account's own, and the
+   * versions other accounts shared with it (`ownedByDifferentAccount`), as `visibility` asks.
+   */
+  async list(opts: ListFunctionsOptions = {}): Promise<FunctionDto[]> {
+    const path = `/v2/nvcf/functions${visibilityQuery(opts)}`;
+    return (await this.#t.json<{ functions: FunctionDto[] }>('GET', path, undefined, signalOf(opts))).functions;
   }
 
   /** The ids of those functions, each once (`GET /v2/nvcf/functions/ids`). */
-  async listIds(opts: RequestOptions = {}): Promise<string[]> {
-    const path = '/v2/nvcf/functions/ids';
+  async listIds(opts: ListFunctionsOptions = {}): Promise<string[]> {
+    const path = `/v2/nvcf/functions/ids${visibilityQuery(opts)}`;
     return (await this.#t.json<{ functionIds: string[] }>('GET', path, undefined, signalOf(opts))).functionIds;
   }
 

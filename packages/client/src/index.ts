@@ -8,6 +8,12 @@ export {
   type CreatedAsset,
   type UploadOptions,
 } from './assets.ts';
+export {
+  type AuthorizationOptions,
+  AuthorizationsApi,
+  type AuthorizedParty,
+  type FunctionAuthorizations,
+} from './authorizations.ts';
 export { NvcfClient } from './client.ts';
 export { type ClusterGroup, ClusterGroupsApi, type InstanceType } from './cluster-groups.ts';
 export {
@@ -22,8 +28,10 @@ export {
   type FunctionStatus,
   FunctionsApi,
   type FunctionType,
+  type FunctionVisibility,
   type HealthCheck,
   type KeyValue,
+  type ListFunctionsOptions,
   type ModelReference,
   type QueueDetails,
   type QueuePosition,

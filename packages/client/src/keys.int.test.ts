@@ -44,6 +44,7 @@ describe('keys', () => {
       name: 'ci',
       scopes: ['list_functions'],
       functionIds: [fnId('simple')],
+      ncaId: 'self-hosted',
       createdAt: expect.any(String),
     });
 

@@ -9,6 +9,8 @@ export interface ApiKey {
   scopes: string[];
   /** The functions the key may use; absent: every function. */
   functionIds?: string[];
+  /** The account (NVIDIA Cloud Account id) it belongs to. */
+  ncaId: string;
   /** ISO-8601. */
   createdAt: string;
   /** ISO-8601; present once revoked (the key then gets 401 everywhere). */
@@ -26,6 +28,11 @@ export interface CreateKeyRequest {
    * and then a subset of its own functions.
    */
   functionIds?: string[];
+  /**
+   * The account the key belongs to; absent: the caller's. Another account's only for an operator (every scope, in
+   * the gateway's own account): how an operator makes a second account.
+   */
+  ncaId?: string;
 }
 
 /** What `keys.create` returns: the key, and its secret (`nvapi-…`), shown this once. */
@@ -38,7 +45,8 @@ const signalOf = (opts: RequestOptions) => (opts.signal ? { signal: opts.signal 
 
 /**
  * API keys (`/v2/nvcf/keys`; the calling credential needs the `manage_keys` scope). A credential sees and revokes
- * the keys it could have created (no more scopes or functions than its own) and itself. A revoked key stops
+ * the keys of its account it could have created (no more scopes or functions than its own) and itself; an operator,
+ * every account's. A revoked key stops
  * working on every gateway within the gateway's `AUTH_CACHE_MS` (2 s by default).
  *
  * @example

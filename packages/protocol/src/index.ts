@@ -18,6 +18,7 @@ export * from './kserve/json-tensor.ts';
 export * from './kserve/shared-memory-ref.ts';
 export * from './kserve/tensor.ts';
 export * from './kserve/triton-status.ts';
+export * from './nvcf/accounts.ts';
 export * from './nvcf/function-requests.ts';
 export * from './nvcf/function-status.ts';
 export * from './nvcf/headers.ts';

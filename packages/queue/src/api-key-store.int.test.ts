@@ -27,6 +27,15 @@ beforeEach(() => {
 const secret = () => `nvapi-boot-${uuidv4()}`;
 
 describe('api key store', () => {
+  it('keeps the account a key was made for; a key without one (stored before accounts) reads without it', async () => {
+    const { key, record } = await store.create({ name: 'b', scopes: ['invoke_function'], ncaId: 'team-b' });
+    expect(record.ncaId).toBe('team-b');
+    expect((await store.verify(key))?.ncaId).toBe('team-b');
+    const legacy = { id: 'legacy', name: 'old', scopes: ['invoke_function'], createdAt: new Date().toISOString() };
+    await redis.hset(keys.apiKeys, 'legacy', JSON.stringify(legacy));
+    expect((await store.list()).find((r) => r.id === 'legacy')).toEqual(legacy);
+  });
+
   it('reads a record holding a scope this release does not know (a newer gateway wrote it) without that scope', async () => {
     const { key, record } = await store.create({ name: 'next', scopes: ['invoke_function'] });
     const [field] = (await redis.hkeys(keys.apiKeys)) as [string];

@@ -11,6 +11,11 @@ export const ApiKeyRecord = z.object({
   scopes: z.array(z.string()).transform((names) => names.filter(isScope)),
   /** Absent: every function. */
   allowedFunctionIds: z.array(z.string()).optional(),
+  /**
+   * The account (NCA id) the key belongs to. Absent on keys stored before keys had accounts, and on the bootstrap
+   * key: those belong to the gateway's own account (NVCF_NCA_ID).
+   */
+  ncaId: z.string().optional(),
   createdAt: z.string(),
   revokedAt: z.string().optional(),
 });
@@ -20,6 +25,8 @@ export interface NewApiKey {
   name: string;
   scopes: Scope[];
   allowedFunctionIds?: string[];
+  /** Its account; absent: the gateway's own (NVCF_NCA_ID). */
+  ncaId?: string;
   /** Use this secret instead of a generated one; refused when it was ever registered (even if revoked). */
   secret?: string;
 }
@@ -57,6 +64,7 @@ const newRecord = (input: NewApiKey): ApiKeyRecord => ({
   name: input.name,
   scopes: [...new Set(input.scopes)],
   ...(input.allowedFunctionIds ? { allowedFunctionIds: input.allowedFunctionIds } : {}),
+  ...(input.ncaId !== undefined ? { ncaId: input.ncaId } : {}),
   createdAt: new Date().toISOString(),
 });
 

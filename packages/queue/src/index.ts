@@ -3,6 +3,7 @@ export * from './asset-store.ts';
 export * from './completion-waiter.ts';
 export * from './deadline-queue.ts';
 export * from './event-stream.ts';
+export * from './function-authorization-store.ts';
 export * from './function-registry.ts';
 export * from './function-secret-store.ts';
 export * from './idempotency-store.ts';

@@ -80,6 +80,11 @@ export interface Keys {
   readonly functionIds: string;
   /** Hash versionId → FunctionVersion JSON for one function. */
   functionVersions(functionId: string): string;
+  /**
+   * Hash of the accounts authorized to invoke one function besides its owner: `f:<ncaId>` (every version) and
+   * `v:<versionId>:<ncaId>` (that version) → the party (JSON). Beside the function's versions, in `{fn}`.
+   */
+  functionAuthorizations(functionId: string): string;
   /** Sorted set workerId → heartbeat expiry (ms) of the workers serving a version. */
   versionWorkers(versionId: string): string;
   /**
@@ -137,6 +142,7 @@ export function createKeys(prefix = 'nvcf'): Keys {
     apiKeyByHash: (sha256hex) => `${prefix}:{auth}:apikey:${sha256hex}`,
     functionIds: `${prefix}:{fn}:functions`,
     functionVersions: (functionId) => `${prefix}:{fn}:fn:${functionId}:versions`,
+    functionAuthorizations: (functionId) => `${prefix}:{fn}:fn:${functionId}:authorizations`,
     versionWorkers: (versionId) => `${prefix}:fv:${v(versionId)}:${versionId}:workers`,
     functionSecrets: (versionId) => `${prefix}:fv:${v(versionId)}:${versionId}:secrets`,
     workers: `${prefix}:workers`,

@@ -1,10 +1,11 @@
-import type { CreateFunctionRequest, FunctionDto, ModelReference, TensorSpec } from '@nvcf/client';
+import type { CreateFunctionRequest, FunctionDto, FunctionVisibility, ModelReference, TensorSpec } from '@nvcf/client';
 import { type Command, Option } from 'commander';
 import { commaList, readJsonFile } from '../args.ts';
 import { contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import type { Column } from '../output.ts';
 import { parseSecretArgs } from '../secret-args.ts';
+import { registerFunctionAuthorizations } from './authorizations.ts';
 import { registerSecrets } from './secrets.ts';
 
 export const functionColumns: readonly Column<FunctionDto>[] = [
@@ -113,14 +114,21 @@ async function createRequest(flags: CreateFlags): Promise<CreateFunctionRequest>
 }
 
 export function registerFunctions(program: Command): void {
-  const functions = program.command('functions').description('register, list, read and delete functions');
+  const functions = program
+    .command('functions')
+    .description('register, list, read and delete functions; share them with other accounts');
 
   functions
     .command('list')
     .description('every version of every function the key may see')
-    .action(async (_opts, cmd: Command) => {
+    .option(
+      '--visibility <kinds>',
+      "private (the key's account's own), authorized (shared with it by other accounts), public; default all",
+      commaList,
+    )
+    .action(async (opts: { visibility?: FunctionVisibility[] }, cmd: Command) => {
       const { client, out } = await contextFor(cmd);
-      const list = await client.functions.list();
+      const list = await client.functions.list(opts.visibility?.length ? { visibility: opts.visibility } : {});
       out.list(list, functionColumns);
     });
 
@@ -184,4 +192,6 @@ export function registerFunctions(program: Command): void {
         deleted: true,
       });
     });
+
+  registerFunctionAuthorizations(functions);
 }

@@ -12,6 +12,7 @@ const keyColumns: readonly Column<ApiKey>[] = [
   { header: 'SCOPES', value: (k) => k.scopes.join(',') },
   { header: 'FUNCTIONS', value: (k) => k.functionIds?.join(',') ?? '(all)' },
   { header: 'CREATED', value: (k) => k.createdAt },
+  { header: 'ACCOUNT', value: (k) => k.ncaId },
 ];
 
 export function registerKeys(program: Command): void {
@@ -29,13 +30,15 @@ export function registerKeys(program: Command): void {
     .requiredOption('--name <name>', 'what the key is for')
     .requiredOption('--scopes <a,b>', 'scopes, e.g. invoke_function,list_functions', commaList)
     .option('--functions <fid,…>', 'restrict the key to these functions', commaList)
-    .action(async (opts: { name: string; scopes: string[]; functions?: string[] }, cmd: Command) => {
+    .option('--nca-id <ncaId>', "the key's account (default: the caller's; another account's: operators only)")
+    .action(async (opts: { name: string; scopes: string[]; functions?: string[]; ncaId?: string }, cmd: Command) => {
       if (opts.scopes.length === 0) throw new UsageError('--scopes needs at least one scope');
       const { client, out } = await contextFor(cmd);
       const { key, value } = await client.keys.create({
         name: opts.name,
         scopes: opts.scopes,
         ...(opts.functions?.length ? { functionIds: opts.functions } : {}),
+        ...(opts.ncaId ? { ncaId: opts.ncaId } : {}),
       });
       out.record(
         {
@@ -43,6 +46,7 @@ export function registerKeys(program: Command): void {
           name: key.name,
           scopes: key.scopes.join(','),
           functions: key.functionIds?.join(','),
+          account: key.ncaId,
           createdAt: key.createdAt,
           key: value,
         },

@@ -56,7 +56,7 @@ async function startAssetGateway(
     ...(opts.quotaBytes !== undefined ? { quotaBytes: opts.quotaBytes } : {}),
     ...(opts.quotaCount !== undefined ? { quotaCount: opts.quotaCount } : {}),
   });
-  const auth = createAuthenticator({ keyStore: createApiKeyStore(h.redis, keys), cacheMs: 0 });
+  const auth = createAuthenticator({ keyStore: createApiKeyStore(h.redis, keys), cacheMs: 0, ncaId: 'test-nca' });
   const app = new Hono();
   app.route('/', assetRoutes({ assets, auth }));
   app.notFound((c) => problemResponse(404, `No route for ${c.req.method} ${c.req.path}`, { instance: c.req.path }));

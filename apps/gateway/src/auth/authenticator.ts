@@ -14,6 +14,8 @@ export interface AuthenticatorOptions {
   jwt?: JwtOptions;
   /** How long a verified key is trusted without asking Redis again (revocation takes effect within it). */
   cacheMs: number;
+  /** The gateway's own account (NVCF_NCA_ID): a key or token that names none belongs to it. */
+  ncaId: string;
 }
 
 // An unknown, revoked or malformed credential gets one answer: nothing to tell a guesser apart.
@@ -25,7 +27,7 @@ const unauthorized = () => new AppError('UNAUTHENTICATED', 'client is unauthoriz
  */
 export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
   const cache = new Map<string, { until: number; principal: Principal | undefined }>();
-  const fromJwt = createJwtVerifier(opts.jwt ?? { maxTtlSeconds: 0 });
+  const fromJwt = createJwtVerifier(opts.jwt ?? { maxTtlSeconds: 0 }, opts.ncaId);
 
   async function fromApiKey(key: string): Promise<Principal> {
     const now = Date.now();
@@ -33,9 +35,13 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
     let principal = hit && hit.until > now ? hit.principal : undefined;
     if (!hit || hit.until <= now) {
       const record = await opts.keyStore.verify(key);
+      // A key stored before keys had accounts belongs to the gateway's own.
+      const ncaId = record?.ncaId ?? opts.ncaId;
       principal = record && {
         kind: 'api-key',
         subject: record.id,
+        ncaId,
+        homeAccount: ncaId === opts.ncaId,
         scopes: new Set(record.scopes),
         ...(record.allowedFunctionIds ? { allowedFunctionIds: new Set(record.allowedFunctionIds) } : {}),
       };

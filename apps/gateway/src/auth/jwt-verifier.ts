@@ -1,4 +1,4 @@
-import { AppError, isScope } from '@nvcf/protocol';
+import { AppError, isScope, NCA_ID_PATTERN } from '@nvcf/protocol';
 import { errors as joseErrors, jwtVerify } from 'jose';
 import { z } from 'zod';
 import type { Principal } from './principal.ts';
@@ -34,6 +34,10 @@ const TokenClaims = z.object({
       error: 'must be an array of function ids (strings)',
     })
     .optional(),
+  nca_id: z
+    .string({ error: 'must be a string (an NCA id)' })
+    .regex(NCA_ID_PATTERN, 'must be 1–128 visible ASCII characters (an NCA id)')
+    .optional(),
 });
 type TokenClaims = z.infer<typeof TokenClaims>;
 
@@ -49,14 +53,15 @@ function tokenLifetimeSeconds(claims: Pick<TokenClaims, 'exp' | 'iat'>, nowSecon
 
 /**
  * HS256 bearer tokens: `sub`, `exp` (at most `maxTtlSeconds` after `iat`), a `scope` claim
- * (space-separated, or an array) and optionally `function_ids`. A token that is not ours (bad signature,
- * malformed) gets the same answer as an unknown key; a genuine token with bad claims is told which.
+ * (space-separated, or an array), optionally `function_ids` and `nca_id` (the account; absent: `homeNcaId`, the
+ * gateway's own). A token that is not ours (bad signature, malformed) gets the same answer as an unknown key; a
+ * genuine token with bad claims is told which.
  *
  * @example
- * const verify = createJwtVerifier({ secret, maxTtlSeconds: 86_400 });
+ * const verify = createJwtVerifier({ secret, maxTtlSeconds: 86_400 }, 'self-hosted');
  * const principal = await verify(token); // AppError UNAUTHENTICATED when refused
  */
-export function createJwtVerifier(opts: JwtOptions): (token: string) => Promise<Principal> {
+export function createJwtVerifier(opts: JwtOptions, homeNcaId: string): (token: string) => Promise<Principal> {
   const secret = opts.secret ? new TextEncoder().encode(opts.secret) : undefined;
 
   async function verified(token: string) {
@@ -93,11 +98,14 @@ export function createJwtVerifier(opts: JwtOptions): (token: string) => Promise<
       );
     }
     const names = typeof claims.scope === 'string' ? claims.scope.split(/\s+/) : (claims.scope ?? []);
+    const ncaId = claims.nca_id ?? homeNcaId;
     return {
       kind: 'jwt',
       // Namespaced: a token whose `sub` equals an API key's id must not share that key's assets and rate
       // bucket (both are keyed by the subject).
       subject: `token:${claims.sub}`,
+      ncaId,
+      homeAccount: ncaId === homeNcaId,
       scopes: new Set(names.filter(isScope)),
       ...(claims.function_ids ? { allowedFunctionIds: new Set(claims.function_ids) } : {}),
     };

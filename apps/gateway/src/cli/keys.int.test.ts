@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { startRedis } from '@nvcf/testing';
 import { jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 
@@ -75,5 +76,31 @@ describe('keys token', () => {
       aud: 'nvcf',
     });
     expect((payload.exp ?? 0) - (payload.iat ?? 0)).toBe(600);
+  });
+});
+
+describe('keys for another account (--nca-id)', () => {
+  it('signs a token carrying nca_id, and refuses one that is not an NCA id', async () => {
+    const res = await keys(['token', '--scopes', 'invoke_function', '--subject', 'ci', '--nca-id', 'team-b']);
+    expect(res.stderr).toBe('');
+    const { payload } = await verify(res.stdout.trim());
+    expect(payload).toMatchObject({ sub: 'ci', nca_id: 'team-b' });
+    const bad = await keys(['token', '--scopes', 'invoke_function', '--subject', 'ci', '--nca-id', 'two words']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--nca-id must be/);
+  });
+
+  it('creates a key in that account and lists it with its account', async () => {
+    const redis = await startRedis();
+    try {
+      const env = { REDIS_URL: redis.url, NVCF_KEY_PREFIX: `t${crypto.randomUUID().slice(0, 8)}` };
+      const made = await keys(['create', '--name', 'b-ci', '--scopes', 'invoke_function', '--nca-id', 'team-b'], env);
+      expect(made.code, made.stderr).toBe(0);
+      expect(JSON.parse(made.stdout)).toMatchObject({ name: 'b-ci', ncaId: 'team-b', key: expect.any(String) });
+      const listed = await keys(['list'], env);
+      expect(listed.stdout).toMatch(/b-ci {2}active {2}scopes=invoke_function nca=team-b/);
+    } finally {
+      await redis.close();
+    }
   });
 });

@@ -3,18 +3,19 @@
  * NVCF_JWT_* settings as the gateway's). `pnpm keys --help` for usage.
  */
 import { parseArgs } from 'node:util';
-import { isScope, SCOPES, type Scope } from '@nvcf/protocol';
+import { isScope, NCA_ID_PATTERN, SCOPES, type Scope } from '@nvcf/protocol';
 import { createApiKeyStore, createKeys, createRedis } from '@nvcf/queue';
 import { loadEnvConfig } from '@nvcf/service-kit';
 import { SignJWT } from 'jose';
 import { GatewayEnv } from '../config.ts';
 
 const USAGE = `usage:
-  keys create --name NAME [--scopes s1,s2 | --all-scopes] [--functions fid1,fid2]
+  keys create --name NAME [--scopes s1,s2 | --all-scopes] [--functions fid1,fid2] [--nca-id ACCOUNT]
   keys list
   keys revoke KEY_ID
-  keys token --subject NAME --scopes s1,s2 [--functions fid1,fid2] [--ttl 600]
+  keys token --subject NAME --scopes s1,s2 [--functions fid1,fid2] [--nca-id ACCOUNT] [--ttl 600]
     (needs NVCF_JWT_SECRET; --ttl at most NVCF_JWT_MAX_TTL_SECONDS; NVCF_JWT_ISSUER / NVCF_JWT_AUDIENCE as the gateway's)
+--nca-id: the account (NVIDIA Cloud Account id) the key or token belongs to; absent: the gateway's own (NVCF_NCA_ID)
 scopes: ${SCOPES.join(', ')}`;
 
 // The gateway's own variables and defaults, so a token signed here is one the gateway accepts.
@@ -38,6 +39,13 @@ function scopesFrom(value: string | undefined, all: boolean): Scope[] {
   return names as Scope[];
 }
 
+/** The `--nca-id` given, checked as the gateway checks one; undefined when absent. */
+function ncaIdFrom(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!NCA_ID_PATTERN.test(value)) throw new Error('--nca-id must be 1–128 visible ASCII characters (an NCA id)');
+  return value;
+}
+
 const list = (value: string | undefined) =>
   value
     ?.split(',')
@@ -55,6 +63,7 @@ async function main(argv: string[]): Promise<number> {
       functions: { type: 'string' },
       ttl: { type: 'string', default: '600' },
       subject: { type: 'string' },
+      'nca-id': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -70,6 +79,7 @@ async function main(argv: string[]): Promise<number> {
     return values.help ? 0 : 2;
   }
   const functionIds = list(values.functions);
+  const ncaId = ncaIdFrom(values['nca-id']);
   if (command === 'token') {
     const env = loadEnvConfig(TokenEnv, process.env, 'keys');
     if (!env.NVCF_JWT_SECRET) throw new Error('NVCF_JWT_SECRET (32+ characters) must be set, as on the gateway');
@@ -85,6 +95,7 @@ async function main(argv: string[]): Promise<number> {
     const jwt = new SignJWT({
       scope: scopesFrom(values.scopes, values['all-scopes']).join(' '),
       ...(functionIds ? { function_ids: functionIds } : {}),
+      ...(ncaId ? { nca_id: ncaId } : {}),
     })
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject(values.subject)
@@ -104,6 +115,7 @@ async function main(argv: string[]): Promise<number> {
         name: values.name,
         scopes: scopesFrom(values.scopes, values['all-scopes']),
         ...(functionIds ? { allowedFunctionIds: functionIds } : {}),
+        ...(ncaId ? { ncaId } : {}),
       });
       // The secret is shown once, here; only its hash is stored.
       process.stdout.write(`${JSON.stringify({ ...record, key }, null, 2)}\n`);
@@ -111,7 +123,9 @@ async function main(argv: string[]): Promise<number> {
       for (const r of await store.list()) {
         const state = r.revokedAt ? `revoked ${r.revokedAt}` : 'active';
         const fns = r.allowedFunctionIds ? ` functions=${r.allowedFunctionIds.join(',')}` : '';
-        process.stdout.write(`${r.id}  ${r.name}  ${state}  scopes=${r.scopes.join(',')}${fns}\n`);
+        // A key stored without an account belongs to the gateway's own (NVCF_NCA_ID).
+        const account = r.ncaId ? ` nca=${r.ncaId}` : '';
+        process.stdout.write(`${r.id}  ${r.name}  ${state}  scopes=${r.scopes.join(',')}${fns}${account}\n`);
       }
     } else if (command === 'revoke') {
       if (!arg) throw new Error('give the key id to revoke (see `keys list`)');

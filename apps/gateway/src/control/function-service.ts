@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, type CreateFunctionRequest, type DeploymentRequest, type SecretDto } from '@nvcf/protocol';
-import type { FunctionModelSpec, FunctionRegistry, FunctionSecretStore, FunctionVersion } from '@nvcf/queue';
+import type {
+  FunctionAuthorizationStore,
+  FunctionModelSpec,
+  FunctionRegistry,
+  FunctionSecretStore,
+  FunctionVersion,
+} from '@nvcf/queue';
 import {
   functionModelArchiveKey,
   functionModelObjectKey,
@@ -14,8 +20,14 @@ import { containerSpecOf } from './container-spec.ts';
 import { checkSecretsAccepted, secretValuesOf } from './function-secrets.ts';
 
 export interface FunctionService {
-  /** Registers a new function, or a new version of `functionId`. Status INACTIVE until deployed. */
-  create(req: CreateFunctionRequest, opts: { functionId?: string; ownerSubject: string }): Promise<FunctionVersion>;
+  /**
+   * Registers a new function, or a new version of `functionId`, in account `ncaId` (the creator's). Status INACTIVE
+   * until deployed.
+   */
+  create(
+    req: CreateFunctionRequest,
+    opts: { functionId?: string; ownerSubject: string; ncaId: string },
+  ): Promise<FunctionVersion>;
   get(functionId: string, versionId: string): Promise<FunctionVersion>;
   versions(functionId: string): Promise<FunctionVersion[]>;
   updateMetadata(
@@ -55,8 +67,9 @@ function modelReference(req: CreateFunctionRequest): { name: string; version: st
 }
 
 export interface FunctionServiceOptions {
-  ncaId: string;
   onChange: (functionId: string) => void;
+  /** A deleted version's authorized accounts go with it; a deleted function's, all of them. */
+  authorizations: Pick<FunctionAuthorizationStore, 'clear' | 'forget'>;
   assets: AssetService;
   objects: ObjectStore;
   maxModelBytes: number;
@@ -107,7 +120,7 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
   }
 
   return {
-    async create(req, { functionId, ownerSubject }) {
+    async create(req, { functionId, ownerSubject, ncaId }) {
       if (functionId && (await registry.versions(functionId)).length === 0) {
         throw new AppError('NOT_FOUND', `Function '${functionId}' not found`);
       }
@@ -123,7 +136,7 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
         id,
         versionId,
         name,
-        ncaId: opts.ncaId,
+        ncaId,
         createdAt: new Date().toISOString(),
         description: description ?? '',
         functionType,
@@ -180,6 +193,8 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
       const fv = await get(functionId, versionId);
       await registry.remove(functionId, versionId);
       await opts.secrets.remove(versionId);
+      const last = (await registry.versions(functionId)).length === 0;
+      await (last ? opts.authorizations.forget(functionId) : opts.authorizations.clear(functionId, versionId));
       // Workers unload a function model no version refers to any more (consumer-sync) once told.
       await changed(fv);
       if (fv.model) await deleteOrphanModel(registry, opts.objects, fv.model.name);

@@ -205,6 +205,16 @@ describe('token claims', () => {
     expect((await invoke(simplePath(), bearer(allowed))).status).toBe(200);
   });
 
+  it('names its account in nca_id (absent: the gateway’s own); refuses one that is not an NCA id', async () => {
+    await refused(await token({ scope: 'invoke_function', nca_id: 7 }, { exp: '5m' }), /invalid token claim 'nca_id'/);
+    await refused(await token({ scope: 'invoke_function', nca_id: 'a b' }, { exp: '5m' }), /'nca_id'.*NCA id/);
+    // The repository's functions are the gateway's own account's: a token of another account does not see them.
+    const elsewhere = await token({ scope: 'invoke_function', nca_id: 'team-z' }, { exp: '5m' });
+    expect((await invoke(simplePath(), bearer(elsewhere))).status).toBe(404);
+    const home = await token({ scope: 'invoke_function', nca_id: 'self-hosted' }, { exp: '5m' });
+    expect((await invoke(simplePath(), bearer(home))).status).toBe(200);
+  });
+
   it('refuses a token without a subject (they would all share one principal)', async () => {
     await refused(await token({ scope: 'invoke_function' }, { exp: '5m', sub: null }), /sub/);
     await refused(await token({ scope: 'invoke_function' }, { exp: '5m', sub: '' }), /sub/);

@@ -25,6 +25,7 @@ interface ApiKey {
   name: string;
   scopes: string[];
   functionIds?: string[];
+  ncaId: string;
   createdAt: string;
   revokedAt?: string;
 }
@@ -86,6 +87,8 @@ describe('a key made over HTTP', () => {
       name: 'ci',
       scopes: ['invoke_function', 'list_functions'],
       functionIds: [fnId('simple')],
+      // The caller's account: the bootstrap admin's is the gateway's own (NVCF_NCA_ID).
+      ncaId: 'self-hosted',
       createdAt: expect.any(String),
     });
 
@@ -151,6 +154,9 @@ describe('bad input', () => {
       [{ name, scopes, functionIds: fnId('simple') }, /'functionIds' must be an array/],
       // A misspelt restriction must not quietly make an unrestricted key.
       [{ name, scopes, functionIDs: [fnId('simple')] }, /unknown field\(s\): 'functionIDs'/],
+      [{ name, scopes, ncaId: 'two words' }, /'ncaId' must be 1–128 visible ASCII characters/],
+      [{ name, scopes, ncaId: '' }, /'ncaId' must be 1–128/],
+      [{ name, scopes, ncaId: 7 }, /'ncaId' must be a string/],
     ];
     for (const [body, detail] of cases) {
       const res = await call('POST', '/v2/nvcf/keys', ADMIN_KEY, body);
@@ -258,6 +264,46 @@ describe('who may manage keys', () => {
     const res = await call('POST', '/v2/nvcf/keys', jwt, { name: 'x', scopes: ['manage_keys', 'deploy_function'] });
     expect(res.status).toBe(403);
     expect((await problemOf(res)).detail).toMatch(/'deploy_function'/);
+  });
+});
+
+describe('keys belong to accounts', () => {
+  it('an operator makes a key for another account; that account’s admin sees and makes only its own', async () => {
+    const teamAdmin = await create({ name: 'team-admin', scopes: [...SCOPES], ncaId: 'team-b' });
+    expect(teamAdmin.key.ncaId).toBe('team-b');
+    // Its keys are its account's: it cannot reach another account, even holding every scope.
+    const own = await create({ name: 'team-ci', scopes: ['invoke_function'] }, teamAdmin.value);
+    expect(own.key.ncaId).toBe('team-b');
+    for (const ncaId of ['self-hosted', 'team-c']) {
+      const res = await call('POST', '/v2/nvcf/keys', teamAdmin.value, {
+        name: 'x',
+        scopes: ['list_functions'],
+        ncaId,
+      });
+      expect(res.status).toBe(403);
+      expect((await problemOf(res)).detail).toMatch(new RegExp(`account '${ncaId}': only an operator`));
+    }
+    expect((await list(teamAdmin.value)).map((k) => k.name)).toEqual(['team-admin', 'team-ci']);
+    const admin = (await list()).find((k) => k.name === 'bootstrap-admin');
+    expect(admin?.ncaId).toBe('self-hosted');
+    // Another account's key does not exist for it.
+    expect((await call('DELETE', `/v2/nvcf/keys/${admin?.id}`, teamAdmin.value)).status).toBe(404);
+    // The operator sees every account's keys, and may revoke them.
+    expect((await list()).map((k) => k.id)).toEqual(expect.arrayContaining([teamAdmin.key.id, own.key.id]));
+    expect((await call('DELETE', `/v2/nvcf/keys/${own.key.id}`, ADMIN_KEY)).status).toBe(204);
+  });
+
+  it('only an operator makes keys for another account: a home-account manager without every scope may not', async () => {
+    const manager = await create({ name: 'home-manager', scopes: ['manage_keys', 'list_functions'] });
+    const res = await call('POST', '/v2/nvcf/keys', manager.value, {
+      name: 'x',
+      scopes: ['list_functions'],
+      ncaId: 'team-d',
+    });
+    expect(res.status).toBe(403);
+    // Its own account, named or not, is fine.
+    const same = await create({ name: 'same', scopes: ['list_functions'], ncaId: 'self-hosted' }, manager.value);
+    expect(same.key.ncaId).toBe('self-hosted');
   });
 });
 

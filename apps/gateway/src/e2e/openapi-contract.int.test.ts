@@ -307,6 +307,69 @@ describe('assets and keys', () => {
   });
 });
 
+describe('authorized accounts', () => {
+  it('shares a function with another account, adds, removes and deletes authorizations, as NVCF answers', async () => {
+    const created = await call('POST', '/v2/nvcf/functions', { body: { ...createBody, name: 'contract-shared' } });
+    const fn = (created.json as { function: { id: string; versionId: string } }).function;
+    const all = `/v2/nvcf/authorizations/functions/${fn.id}`;
+    const one = `${all}/versions/${fn.versionId}`;
+    const party = (ncaId: string) => ({ authorizedParty: { ncaId } });
+
+    expectStatus(await call('GET', all), 200);
+    expectStatus(await call('GET', one), 200);
+    // Nothing to add to yet (NVCF: 404), nor to remove from.
+    expectStatus(await call('PATCH', `${all}/add`, { body: party('contract-b') }), 404);
+    expectStatus(await call('PATCH', `${all}/remove`, { body: party('contract-b') }), 404);
+    const body = { authorizedParties: [{ ncaId: 'contract-b' }] };
+    openapi.requestBody('POST', all, body);
+    const shared = await call('POST', all, { body });
+    expectStatus(shared, 200);
+    expect(shared.json).toEqual({
+      function: { id: fn.id, ncaId: 'self-hosted', authorizedParties: body.authorizedParties },
+    });
+    openapi.requestBody('PATCH', `${all}/add`, party('contract-c'));
+    expectStatus(await call('PATCH', `${all}/add`, { body: party('contract-c') }), 200);
+    expectStatus(await call('PATCH', `${all}/add`, { body: party('contract-c') }), 409);
+    expectStatus(await call('PATCH', `${all}/remove`, { body: party('contract-x') }), 400);
+    expectStatus(await call('PATCH', `${all}/remove`, { body: party('contract-c') }), 200);
+
+    expectStatus(await call('POST', one, { body: { authorizedParties: [{ ncaId: 'contract-d' }] } }), 200);
+    expectStatus(await call('PATCH', `${one}/add`, { body: party('contract-e') }), 200);
+    expectStatus(await call('PATCH', `${one}/remove`, { body: party('contract-e') }), 200);
+    const cleared = await call('DELETE', one);
+    expectStatus(cleared, 200);
+    // The version keeps what it inherits.
+    expect(cleared.json).toMatchObject({
+      function: { versionId: fn.versionId, authorizedParties: body.authorizedParties },
+    });
+    expectStatus(await call('PATCH', `${one}/remove`, { body: party('contract-d') }), 404);
+
+    // The account it is shared with sees it, and manages nothing of it.
+    const b = await call('POST', '/v2/nvcf/keys', {
+      body: { name: 'contract-b', scopes: ['list_functions', 'authorize_clients'], ncaId: 'contract-b' },
+    });
+    const bKey = (b.json as { value: string }).value;
+    const listed = await call('GET', '/v2/nvcf/functions?visibility=authorized', { key: bKey });
+    expectStatus(listed, 200);
+    expect((listed.json as { functions: { id: string; ownedByDifferentAccount: boolean }[] }).functions).toEqual([
+      expect.objectContaining({ id: fn.id, ownedByDifferentAccount: true }),
+    ]);
+    expectStatus(await call('GET', '/v2/nvcf/functions/ids?visibility=private', { key: bKey }), 200);
+    expectStatus(await call('GET', all, { key: bKey }), 403);
+    expectStatus(await call('GET', '/v2/nvcf/functions?visibility=everything'), 400);
+
+    expectStatus(await call('POST', all, { body: { authorizedParties: [{ ncaId: 'two words' }] } }), 400);
+    expectStatus(await call('PATCH', `${one}/add`, { body: { authorizedParty: {} } }), 400);
+    expectStatus(await call('GET', `/v2/nvcf/authorizations/functions/${UNKNOWN}`), 404);
+    expectStatus(await call('DELETE', `${all.replace(fn.id, UNKNOWN)}/versions/${fn.versionId}`), 404);
+    const big = JSON.stringify({ authorizedParties: [{ ncaId: 'x'.repeat(1024 * 1024) }] });
+    expectStatus(await call('POST', one, { body: big }), 413);
+    const deleted = await call('DELETE', all);
+    expectStatus(deleted, 200);
+    expect(deleted.json).toEqual({ function: { id: fn.id, ncaId: 'self-hosted', authorizedParties: [] } });
+  });
+});
+
 describe('cluster groups', () => {
   it('lists the pools of the live workers, with their GPUs and instance types', async () => {
     const worker = await h.worker({

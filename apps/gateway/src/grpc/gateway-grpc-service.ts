@@ -101,7 +101,8 @@ export function createGatewayGrpcService(
   /** The call's function version; `invocable: false` when it exists but cannot be invoked now. */
   async function lookup(caller: GrpcCaller): Promise<{ resolved?: ResolvedVersion; invocable: boolean }> {
     try {
-      return { resolved: await deps.functions.resolve(caller.functionId, caller.versionId), invocable: true };
+      const resolved = await deps.functions.resolve(caller.functionId, caller.versionId, caller.principal.ncaId);
+      return { resolved, invocable: true };
     } catch (err) {
       // The resolver's only INVALID_ARGUMENT: the function (version) exists in a state that cannot be invoked.
       if (err instanceof AppError && err.code === 'INVALID_ARGUMENT') return { invocable: false };
@@ -124,7 +125,7 @@ export function createGatewayGrpcService(
       }
     }
     // One pick of the version for both the model check and the invocation.
-    const { fv } = await deps.functions.resolve(caller.functionId, caller.versionId);
+    const { fv } = await deps.functions.resolve(caller.functionId, caller.versionId, caller.principal.ncaId);
     const request = decodeModelInferRequest(msg, decodeOpts);
     checkModel(fv, request.modelName, request.modelVersion);
     const { input, binary } = encodeQueuedInfer(request, { maxBodyBytes: opts.maxBodyBytes });
@@ -143,6 +144,7 @@ export function createGatewayGrpcService(
     try {
       outcome = await deps.invocations.invoke({
         principal: principalId(caller.principal),
+        ncaId: caller.principal.ncaId,
         directOnly: true,
         respond: 'kserve-grpc',
         functionId: fv.id,
@@ -209,7 +211,7 @@ export function createGatewayGrpcService(
     }),
     ModelMetadata: rpc('ModelMetadata', async (req: NameVersionMsg, call) => {
       const caller = await authorized(call.metadata);
-      const { fv } = await deps.functions.resolve(caller.functionId, caller.versionId);
+      const { fv } = await deps.functions.resolve(caller.functionId, caller.versionId, caller.principal.ncaId);
       const model = checkModel(fv, req.name, req.version);
       return {
         name: model.name,

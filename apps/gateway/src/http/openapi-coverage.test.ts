@@ -28,6 +28,9 @@ function buildApp(): Hono {
     redis: untouched('redis'),
     registry: untouched('registry'),
     functions: untouched('functions'),
+    access: untouched('access'),
+    authorizations: untouched('authorizations'),
+    resolver: untouched('resolver'),
     keys: untouched('keys'),
     producer: untouched('producer'),
     store: untouched('store'),
@@ -169,6 +172,12 @@ describe('the OpenAPI document', () => {
         'AssetResponse',
         'AssetDto',
         'HealthComponent',
+        'AuthorizedPartyDto',
+        'AuthorizedPartiesRequest',
+        'PatchAuthorizedPartyRequest',
+        'AuthorizedPartiesByFunctionDto',
+        'AuthorizedPartiesResponse',
+        'ListAuthorizedPartiesResponse',
       ]),
     );
     expect(Object.keys(doc.components.securitySchemes ?? {}).sort()).toEqual(['bearerAuth', 'jwtBearer']);
@@ -230,6 +239,16 @@ describe('the OpenAPI document', () => {
         types: { responseReference: 'string', percentComplete: 'integer' },
         values: { status: ['errored', 'in-progress', 'fulfilled', 'pending-evaluation', 'rejected'] },
       },
+      AuthorizedPartyDto: { required: ['ncaId'], types: { ncaId: 'string', clientId: 'string' }, values: {} },
+      AuthorizedPartiesRequest: { required: ['authorizedParties'], types: { authorizedParties: 'array' }, values: {} },
+      PatchAuthorizedPartyRequest: { required: ['authorizedParty'], types: {}, values: {} },
+      AuthorizedPartiesByFunctionDto: {
+        required: ['id', 'ncaId'],
+        types: { id: 'string', ncaId: 'string', versionId: 'string', authorizedParties: 'array' },
+        values: {},
+      },
+      AuthorizedPartiesResponse: { required: ['function'], types: {}, values: {} },
+      ListAuthorizedPartiesResponse: { required: ['functions'], types: { functions: 'array' }, values: {} },
     };
     const Component = z.object({
       required: z.array(z.string()).default([]),
@@ -283,6 +302,36 @@ describe('the OpenAPI document', () => {
       }),
     ).rejects.toThrow(/content type 'text\/html' not documented/);
     await expect(openapi.response('GET', json({}, 200), { path: '/v2/nvcf/nowhere' })).rejects.toThrow(/no operation/);
+  });
+
+  it('has NVCF’s authorized-accounts operations and the function lists’ `visibility`', () => {
+    const ops = Object.values(doc.paths).flatMap((p) => Object.values(p).map((op) => op.operationId));
+    for (const scope of ['ForAllVersions', 'ForSpecificVersion']) {
+      for (const id of [
+        'getAuthorizedParties',
+        'createAuthorizedParties',
+        'deleteAuthorizedParties',
+        'addAuthorizedParty',
+        'removeAuthorizedParty',
+      ]) {
+        expect(ops).toContain(`${id}${scope}`);
+      }
+    }
+    const party = doc.components.schemas?.AuthorizedPartyDto as {
+      properties: Record<string, { deprecated?: boolean }>;
+    };
+    expect(party.properties.clientId?.deprecated).toBe(true);
+    for (const path of ['/v2/nvcf/functions', '/v2/nvcf/functions/ids']) {
+      expect(doc.paths[path]?.get?.parameters?.find((p) => p.name === 'visibility')).toMatchObject({
+        in: 'query',
+        schema: {
+          type: 'array',
+          uniqueItems: true,
+          items: { enum: ['authorized', 'private', 'public'] },
+          default: ['authorized', 'private', 'public'],
+        },
+      });
+    }
   });
 
   it('states the NVCF headers of an invocation', () => {

@@ -16,6 +16,10 @@ export const TAGS = [
   { name: 'Envelope Function Invocation', description: 'The legacy exec envelope.' },
   { name: 'Function Management', description: 'Create, list, update and delete functions and their versions.' },
   { name: 'Function Deployment', description: 'Deploy and undeploy function versions.' },
+  {
+    name: 'Authorized Accounts',
+    description: 'Share a function with other accounts (NVIDIA Cloud Accounts): who besides its owner may invoke it.',
+  },
   { name: 'User Secret Management', description: 'Set a function version’s secrets (never read back).' },
   { name: 'Queue Details', description: 'Queue depths and a request’s position.' },
   { name: 'Cluster Groups and GPUs', description: 'The worker pools that can run functions, from live workers.' },
@@ -55,6 +59,10 @@ export const Reason = {
   badJson: 'The body is not JSON, or not a valid request (the detail names the field, in NVCF’s words).',
   controlTooLarge: 'The body is over 1 MiB; the connection is closed.',
   functionNotAllowed: 'The credential is restricted to other functions.',
+  notOwner:
+    'The function belongs to another account that shared it with the caller’s: only its owner may change it. Or: ' +
+    'the credential is restricted to other functions.',
+  notVisible: 'Or another account’s function not shared with the caller’s account.',
   redis: 'Redis (the request store) is unreachable or not answering; nothing was lost, try again.',
 } as const;
 

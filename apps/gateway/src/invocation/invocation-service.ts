@@ -19,6 +19,7 @@ import type { QueueGuard } from './queue-guard.ts';
 export interface RequestAccess {
   requestId: string;
   functionId: string;
+  versionId: string;
   principal: string;
 }
 
@@ -31,6 +32,8 @@ export type InvocationOutcome =
 export interface InvokeRequest {
   /** Who invokes (`principalId`): the request's status, stream and position are theirs. */
   principal: string;
+  /** The caller's account: only versions it owns or is authorized for are invoked (the resolver's rule). */
+  ncaId: string;
   functionId: string;
   versionId?: string;
   input: InvocationInput;
@@ -80,7 +83,7 @@ export interface InvocationService {
   status(
     requestId: string,
     pollSeconds: number,
-    opts: { signal?: AbortSignal; authorize: (request: RequestAccess) => void },
+    opts: { signal?: AbortSignal; authorize: (request: RequestAccess) => void | Promise<void> },
   ): Promise<InvocationOutcome>;
 }
 
@@ -143,7 +146,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     req: InvokeRequest,
     stream: boolean,
   ): Promise<{ requestId: string; waiter: Waiter } | { existing: string }> {
-    const { fv } = await functions.resolve(req.functionId, req.versionId);
+    const { fv } = await functions.resolve(req.functionId, req.versionId, req.ncaId);
     // Its first digits are the version's: the request's records shard with its queue (keys.ts).
     const requestId = newRequestId(fv.versionId);
     const idem = req.idempotency;
@@ -286,7 +289,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
 
     async status(requestId, pollSeconds, opts) {
       const owner = await store.owner(requestId);
-      if (owner) opts.authorize({ requestId, ...owner });
+      if (owner) await opts.authorize({ requestId, ...owner });
       return poll(requestId, pollSeconds, opts.signal);
     },
   };

@@ -12,7 +12,7 @@ export interface RequestCancellation {
    * hears it as it hears a streaming client leave (a decoupled model stops between responses), and whatever it
    * answers later is discarded. `authorize` is shown the request before anything changes (it throws to refuse).
    */
-  cancel(requestId: string, authorize: (request: RequestAccess) => void): Promise<CancelOutcome>;
+  cancel(requestId: string, authorize: (request: RequestAccess) => void | Promise<void>): Promise<CancelOutcome>;
 }
 
 export interface RequestCancellationDeps {
@@ -27,7 +27,7 @@ export function createRequestCancellation(deps: RequestCancellationDeps): Reques
     async cancel(requestId, authorize) {
       const owner = await store.owner(requestId);
       if (!owner) return 'unknown';
-      authorize({ requestId, ...owner });
+      await authorize({ requestId, ...owner });
       const detail = `request '${requestId}' was cancelled by its owner`;
       const body = problem(499, detail, { source: 'nvcf-gateway', requestId });
       // The answer first: the request store's first writer wins, so a worker finishing at the same moment

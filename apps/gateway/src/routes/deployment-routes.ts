@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requireFunction } from '../auth/principal.ts';
+import type { FunctionAccess } from '../control/function-access.ts';
 import type { FunctionService } from '../control/function-service.ts';
 import { readJsonBody } from '../http/json-body.ts';
 import { describeOperation, jsonContent, jsonResponse, type OperationSpec, Reason } from '../http/openapi-operation.ts';
@@ -42,36 +43,43 @@ const deploySpec = (update: boolean): OperationSpec => ({
     400: `${Reason.badJson} ${
       update ? '`gpu` or `backend` changed.' : 'The version is already deployed (use PUT).'
     } ${Reason.notUuid}`,
-    403: Reason.functionNotAllowed,
-    404: update ? 'Unknown function or version, or a version that is not deployed.' : 'Unknown function or version.',
+    403: Reason.notOwner,
+    404: `${update ? 'Unknown function or version, or a version that is not deployed.' : 'Unknown function or version.'} ${Reason.notVisible}`,
     413: Reason.controlTooLarge,
   },
 });
-const ID_PROBLEMS = { 400: Reason.notUuid, 403: Reason.functionNotAllowed, 404: 'Unknown function or version.' };
+const ID_PROBLEMS = {
+  400: Reason.notUuid,
+  403: Reason.notOwner,
+  404: `Unknown function or version. ${Reason.notVisible}`,
+};
 
 /**
  * `POST|GET|PUT|DELETE /v2/nvcf/deployments/functions/{fid}/versions/{vid}` (NVCF API reference:
- * function deployment).
+ * function deployment), for the function's owner account only.
  */
 export function deploymentRoutes(
   registry: FunctionRegistry,
   functions: FunctionService,
+  access: FunctionAccess,
   auth: Authenticator,
   keys: Keys,
 ): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const deployer = requireAuth(auth, ...SCOPES);
-  const ids = (c: Context<AuthEnv>) => {
+  const ids = async (c: Context<AuthEnv>) => {
     const functionId = uuidParam('functionId', c.req.param('functionId') ?? '');
     requireFunction(c.get('principal'), functionId);
-    return { functionId, versionId: uuidParam('versionId', c.req.param('versionId') ?? '') };
+    const versionId = uuidParam('versionId', c.req.param('versionId') ?? '');
+    await access.requireOwner(c.get('principal').ncaId, functionId, versionId);
+    return { functionId, versionId };
   };
   const dto = async (fv: FunctionVersion) => {
     const [live] = await registry.liveWorkers([fv.versionId]);
     return { deployment: deploymentDto(fv, live ?? [], keys.queue(fv.versionId).stream) };
   };
   const deploy = (update: boolean) => async (c: Context<AuthEnv>) => {
-    const { functionId, versionId } = ids(c);
+    const { functionId, versionId } = await ids(c);
     const req = parseControlRequest(DeploymentRequest, await readJsonBody(c.req.raw));
     return c.json(await dto(await functions.deploy(functionId, versionId, req, { update })));
   };
@@ -93,7 +101,7 @@ export function deploymentRoutes(
     }),
     deployer,
     async (c) => {
-      const { functionId, versionId } = ids(c);
+      const { functionId, versionId } = await ids(c);
       return c.json(await dto(await functions.get(functionId, versionId)));
     },
   );
@@ -125,7 +133,7 @@ export function deploymentRoutes(
     }),
     deployer,
     async (c) => {
-      const { functionId, versionId } = ids(c);
+      const { functionId, versionId } = await ids(c);
       const graceful = c.req.query('graceful');
       if (graceful !== undefined && graceful !== 'true' && graceful !== 'false') {
         throw new AppError('INVALID_ARGUMENT', "Invalid request: 'graceful' must be true or false");

@@ -20,7 +20,7 @@ import {
 import { parseIdempotencyKey } from '../invocation/idempotency-key.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
-import { principalId, requireRequestAccess } from '../invocation/request-access.ts';
+import { principalId, type RequestAccessCheck } from '../invocation/request-access.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 import { execEnvelopeResponse, InvokeFunctionResponse } from './exec-envelope.ts';
 
@@ -92,7 +92,9 @@ const execSpec = (versioned: boolean): OperationSpec => ({
       'A body that is not JSON or not an envelope, an asset reference that is not a UUID, an invalid ' +
       `Idempotency-Key, a version that cannot be invoked. ${Reason.notUuid}`,
     403: Reason.functionNotAllowed,
-    404: 'Unknown function or version, or an unknown or foreign asset.',
+    404:
+      'Unknown function or version (another account’s, not shared with the caller’s, is unknown to it), or an ' +
+      'unknown or foreign asset.',
     413: 'The body is over MAX_REQUEST_BODY_BYTES; the connection is closed.',
     422: 'The Idempotency-Key was already used by this credential with another body.',
     429: INVOCATION_PROBLEMS.tooMany,
@@ -110,8 +112,8 @@ const statusSpec: OperationSpec = {
   problems: {
     400: `NVCF-POLL-SECONDS not an integer or over 3600. ${Reason.notUuid}`,
     403:
-      'The request belongs to another credential (a key holding every scope may read any), or to a function the ' +
-      'credential is not allowed.',
+      'The request belongs to another credential (an operator, every scope in the gateway’s own account, may read ' +
+      'any), or to a function the credential is not allowed or the caller’s account is no longer authorized for.',
     404: 'Unknown or expired request, or its result was already delivered.',
     429: 'Too many requests: the credential’s rate limit or its open long-polls.',
   },
@@ -132,6 +134,8 @@ export function execRoutes(
     resultUrl: (requestId: string, requestOrigin: string) => string;
     /** Assets named by `requestHeader.inputAssetReferences` must exist and belong to the caller. */
     assets: AssetService;
+    /** Who may read an existing request. */
+    requestAccess: RequestAccessCheck;
   },
 ): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
@@ -167,6 +171,7 @@ export function execRoutes(
     const outcome = await service.invoke({
       ...(idempotency ? { idempotency } : {}),
       principal: principalId(c.get('principal')),
+      ncaId: c.get('principal').ncaId,
       functionId,
       versionId,
       input: { kind: 'json', contentType: 'application/json', value: parsed.data.requestBody },
@@ -202,7 +207,7 @@ export function execRoutes(
     const principal = c.get('principal');
     const outcome = await service.status(requestId, pollSeconds, {
       signal: c.req.raw.signal,
-      authorize: (request) => requireRequestAccess(principal, request),
+      authorize: (request) => opts.requestAccess(principal, request),
     });
     deliverWhenWritten(c, outcome, service.delivered);
     return execEnvelopeResponse(outcome, c.req.path, (id) => opts.resultUrl(id, new URL(c.req.url).origin));

@@ -66,7 +66,11 @@ const FunctionDto = z
       .string()
       .meta({ format: 'uri-reference' })
       .describe('The path pexec calls on the function (NVCF’s document says `uri`; its functions give a path).'),
-    ownedByDifferentAccount: z.boolean(),
+    ownedByDifferentAccount: z
+      .boolean()
+      .describe(
+        'The function belongs to another account, which shared it with the caller’s (visibility `authorized`).',
+      ),
     inferencePort: z.number().int().optional(),
     containerImage: z.string().optional(),
     containerArgs: z.string().optional(),
@@ -156,12 +160,14 @@ function healthUriOf(fv: FunctionVersion): string {
 
 /**
  * FunctionDto (NVCF API reference) for one version, with its live workers as active instances; a worker whose
- * heartbeat names its machine gives its instance NVCF's `gpu` and `instanceType`.
+ * heartbeat names its machine gives its instance NVCF's `gpu` and `instanceType`. `viewer`: the caller's account
+ * (`ownedByDifferentAccount` when it is not the function's); absent: the owner is looking.
  */
 export function functionDto(
   fv: FunctionVersion,
   workerIds: string[],
   machines: ReadonlyMap<string, WorkerMachine & { beatAt?: number }> = new Map(),
+  viewer: string = fv.ncaId,
 ) {
   return {
     ...fv.spec,
@@ -171,7 +177,7 @@ export function functionDto(
     name: fv.name,
     status: functionStatus(fv.deployment, workerIds.length),
     inferenceUrl: fv.inferenceUrl,
-    ownedByDifferentAccount: false,
+    ownedByDifferentAccount: viewer !== fv.ncaId,
     containerEnvironment: (fv.spec.containerEnvironment as unknown) ?? [],
     healthUri: healthUriOf(fv),
     models: fv.models,

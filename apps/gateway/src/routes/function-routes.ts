@@ -1,9 +1,11 @@
-import { CreateFunctionRequest, parseControlRequest, UpdateMetadataRequest } from '@nvcf/protocol';
+import { AppError, CreateFunctionRequest, parseControlRequest, UpdateMetadataRequest } from '@nvcf/protocol';
 import type { FunctionRegistry, FunctionVersion } from '@nvcf/queue';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
+import type { DescribeRouteOptions } from 'hono-openapi';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { mayAccessFunction, requireFunction } from '../auth/principal.ts';
+import { type FunctionAccess, VISIBILITIES, type Visibility } from '../control/function-access.ts';
 import type { FunctionService } from '../control/function-service.ts';
 import { readJsonBody } from '../http/json-body.ts';
 import { describeOperation, jsonContent, jsonResponse, type OperationSpec, Reason } from '../http/openapi-operation.ts';
@@ -23,8 +25,42 @@ const UpdateMetadataBody = UpdateMetadataRequest.meta({ id: 'UpdateFunctionMetad
 
 const LIST = ['list_functions', 'list_functions_details'] as const;
 const tag = 'Function Management';
-const UNKNOWN_FUNCTION = 'Unknown function.';
-const UNKNOWN_VERSION = 'Unknown function or version.';
+const UNKNOWN_FUNCTION = `Unknown function. ${Reason.notVisible}`;
+const UNKNOWN_VERSION = `Unknown function or version. ${Reason.notVisible}`;
+
+/** NVCF's `visibility` query parameter of the function lists (NVCF API reference: getFunctions, getFunctionIds). */
+const VISIBILITY: NonNullable<DescribeRouteOptions['parameters']>[number] = {
+  in: 'query',
+  name: 'visibility',
+  required: false,
+  description:
+    'The kinds of functions listed (repeat it, or separate with commas): `private`, the caller’s account’s own; ' +
+    '`authorized`, other accounts’ functions shared with it (only the versions shared); `public`, NVIDIA’s public ' +
+    'functions (there are none on a self-hosted gateway). Absent: all three.',
+  style: 'form',
+  explode: true,
+  schema: {
+    type: 'array',
+    items: { type: 'string', enum: [...VISIBILITIES] },
+    uniqueItems: true,
+    minItems: 0,
+    maxItems: 2147483647,
+    default: [...VISIBILITIES],
+  },
+};
+
+/** The `visibility` values asked for (each once), all of them when none is given; 400 for an unknown one. */
+function visibilityOf(c: Context<AuthEnv>): ReadonlySet<Visibility> {
+  const given = (c.req.queries('visibility') ?? []).flatMap((v) => v.split(',')).map((v) => v.trim());
+  const unknown = given.filter((v) => !(VISIBILITIES as readonly string[]).includes(v));
+  if (unknown.length > 0) {
+    throw new AppError(
+      'INVALID_ARGUMENT',
+      `Invalid request: 'visibility' must be ${VISIBILITIES.join(', ')}; got ${unknown.map((v) => `'${v}'`).join(', ')}`,
+    );
+  }
+  return new Set(given.length > 0 ? (given as Visibility[]) : VISIBILITIES);
+}
 
 const createSpec = (versioned: boolean): OperationSpec => ({
   tag,
@@ -43,8 +79,10 @@ const createSpec = (versioned: boolean): OperationSpec => ({
   responses: { 200: jsonResponse('The created version.', CreateFunctionResponse) },
   problems: {
     400: `${Reason.badJson} Or: the model is in no worker’s repository, or is not a usable ONNX model or archive; or the function needs what this deployment cannot run (a Helm chart, a gRPC health check).${versioned ? ` ${Reason.notUuid}` : ''}`,
-    ...(versioned ? { 403: Reason.functionNotAllowed } : {}),
-    404: versioned ? 'Unknown function, or an unknown asset in `models[0]`.' : 'An unknown asset in `models[0]`.',
+    ...(versioned ? { 403: Reason.notOwner } : {}),
+    404: versioned
+      ? `Unknown function, or an unknown asset in \`models[0]\`. ${Reason.notVisible}`
+      : 'An unknown asset in `models[0]`.',
     413: Reason.controlTooLarge,
   },
 });
@@ -53,17 +91,28 @@ const createSpec = (versioned: boolean): OperationSpec => ({
 export function functionRoutes(
   registry: FunctionRegistry,
   functions: FunctionService,
+  access: FunctionAccess,
   auth: Authenticator,
 ): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const lister = requireAuth(auth, ...LIST);
-  const withLive = async (fvs: FunctionVersion[]) => {
+  /** The DTOs `viewer` (an account) sees: with their live workers, and whether another account owns them. */
+  const withLive = async (fvs: FunctionVersion[], viewer: string) => {
     const [live, machines] = await Promise.all([
       registry.liveWorkers(fvs.map((fv) => fv.versionId)),
       registry.liveMachines(),
     ]);
     const byWorker = new Map(machines.map((m) => [m.workerId, m]));
-    return fvs.map((fv, i) => functionDto(fv, live[i] ?? [], byWorker));
+    return fvs.map((fv, i) => functionDto(fv, live[i] ?? [], byWorker, viewer));
+  };
+  /** The ids of the path: a function the credential must be allowed and its account must own. */
+  const owned = async (c: Context<AuthEnv>) => {
+    const functionId = uuidParam('functionId', c.req.param('functionId') ?? '');
+    requireFunction(c.get('principal'), functionId);
+    const rawVersion = c.req.param('versionId');
+    const versionId = rawVersion === undefined ? undefined : uuidParam('versionId', rawVersion);
+    await access.requireOwner(c.get('principal').ncaId, functionId, versionId);
+    return { functionId, versionId: versionId ?? '' };
   };
 
   app.get(
@@ -72,16 +121,22 @@ export function functionRoutes(
       tag,
       operationId: 'listFunctions',
       summary: 'List functions',
-      description: 'Every version of every function the credential may access.',
+      description:
+        'Every version of every function the credential may access: its account’s own, and the versions other ' +
+        'accounts shared with it (`ownedByDifferentAccount: true`), as `visibility` asks.',
       scopes: LIST,
+      parameters: [VISIBILITY],
       responses: { 200: jsonResponse('The versions.', ListFunctionsResponse) },
+      problems: { 400: 'An unknown `visibility`.' },
     }),
     lister,
     async (c) => {
       const principal = c.get('principal');
       // A key restricted to some functions sees only those.
-      const all = (await registry.list()).filter((fv) => mayAccessFunction(principal, fv.id));
-      return c.json({ functions: await withLive(all) });
+      const all = (await access.list(principal.ncaId, visibilityOf(c))).filter((fv) =>
+        mayAccessFunction(principal, fv.id),
+      );
+      return c.json({ functions: await withLive(all, principal.ncaId) });
     },
   );
   app.get(
@@ -91,12 +146,15 @@ export function functionRoutes(
       operationId: 'getFunctionIds',
       summary: 'List function ids',
       scopes: LIST,
+      parameters: [VISIBILITY],
       responses: { 200: jsonResponse('The ids of the functions the credential may access.', ListFunctionIdsResponse) },
+      problems: { 400: 'An unknown `visibility`.' },
     }),
     lister,
     async (c) => {
       const principal = c.get('principal');
-      const ids = new Set((await registry.list()).map((fv) => fv.id).filter((id) => mayAccessFunction(principal, id)));
+      const visible = await access.list(principal.ncaId, visibilityOf(c));
+      const ids = new Set(visible.map((fv) => fv.id).filter((id) => mayAccessFunction(principal, id)));
       return c.json({ functionIds: [...ids] });
     },
   );
@@ -114,8 +172,10 @@ export function functionRoutes(
     lister,
     async (c) => {
       const functionId = uuidParam('functionId', c.req.param('functionId'));
-      requireFunction(c.get('principal'), functionId);
-      return c.json({ functions: await withLive(await functions.versions(functionId)) });
+      const principal = c.get('principal');
+      requireFunction(principal, functionId);
+      const versions = await access.visibleVersions(principal.ncaId, functionId);
+      return c.json({ functions: await withLive(versions, principal.ncaId) });
     },
   );
   app.get(
@@ -132,23 +192,27 @@ export function functionRoutes(
     lister,
     async (c) => {
       const functionId = uuidParam('functionId', c.req.param('functionId'));
-      requireFunction(c.get('principal'), functionId);
-      const fv = await functions.get(functionId, uuidParam('versionId', c.req.param('versionId')));
-      return c.json({ function: (await withLive([fv]))[0] });
+      const principal = c.get('principal');
+      requireFunction(principal, functionId);
+      const versionId = uuidParam('versionId', c.req.param('versionId'));
+      const fv = await access.visibleVersion(principal.ncaId, functionId, versionId);
+      return c.json({ function: (await withLive([fv], principal.ncaId))[0] });
     },
   );
 
   const register = requireAuth(auth, 'register_function');
   app.post('/v2/nvcf/functions', describeOperation(createSpec(false)), register, async (c) => {
     const req = parseControlRequest(CreateFunctionBody, await readJsonBody(c.req.raw));
-    const fv = await functions.create(req, { ownerSubject: c.get('principal').subject });
+    const { subject, ncaId } = c.get('principal');
+    // A function belongs to its creator's account.
+    const fv = await functions.create(req, { ownerSubject: subject, ncaId });
     return c.json({ function: functionDto(fv, []) });
   });
   app.post('/v2/nvcf/functions/:functionId/versions', describeOperation(createSpec(true)), register, async (c) => {
-    const functionId = uuidParam('functionId', c.req.param('functionId'));
-    requireFunction(c.get('principal'), functionId);
+    const { functionId } = await owned(c);
     const req = parseControlRequest(CreateFunctionBody, await readJsonBody(c.req.raw));
-    const fv = await functions.create(req, { functionId, ownerSubject: c.get('principal').subject });
+    const { subject, ncaId } = c.get('principal');
+    const fv = await functions.create(req, { functionId, ownerSubject: subject, ncaId });
     return c.json({ function: functionDto(fv, []) });
   });
 
@@ -164,18 +228,17 @@ export function functionRoutes(
       responses: { 200: jsonResponse('The updated version.', FunctionResponse) },
       problems: {
         400: `${Reason.badJson} ${Reason.notUuid}`,
-        403: Reason.functionNotAllowed,
+        403: Reason.notOwner,
         404: UNKNOWN_VERSION,
         413: Reason.controlTooLarge,
       },
     }),
     requireAuth(auth, 'update_function'),
     async (c) => {
-      const functionId = uuidParam('functionId', c.req.param('functionId'));
-      requireFunction(c.get('principal'), functionId);
+      const { functionId, versionId } = await owned(c);
       const change = parseControlRequest(UpdateMetadataBody, await readJsonBody(c.req.raw));
-      const fv = await functions.updateMetadata(functionId, uuidParam('versionId', c.req.param('versionId')), change);
-      return c.json({ function: (await withLive([fv]))[0] });
+      const fv = await functions.updateMetadata(functionId, versionId, change);
+      return c.json({ function: (await withLive([fv], fv.ncaId))[0] });
     },
   );
   app.delete(
@@ -190,13 +253,12 @@ export function functionRoutes(
       scopes: ['delete_function'],
       parameters: [FUNCTION_ID, VERSION_ID],
       responses: { 204: { description: 'Deleted.' } },
-      problems: { 400: Reason.notUuid, 403: Reason.functionNotAllowed, 404: UNKNOWN_VERSION },
+      problems: { 400: Reason.notUuid, 403: Reason.notOwner, 404: UNKNOWN_VERSION },
     }),
     requireAuth(auth, 'delete_function'),
     async (c) => {
-      const functionId = uuidParam('functionId', c.req.param('functionId'));
-      requireFunction(c.get('principal'), functionId);
-      await functions.remove(functionId, uuidParam('versionId', c.req.param('versionId')));
+      const { functionId, versionId } = await owned(c);
+      await functions.remove(functionId, versionId);
       return c.body(null, 204);
     },
   );

@@ -1,10 +1,10 @@
-import { AppError, parseControlRequest, SCOPES, type Scope } from '@nvcf/protocol';
+import { AppError, NcaId, parseControlRequest, SCOPES, type Scope } from '@nvcf/protocol';
 import type { ApiKeyRecord, ApiKeyStore } from '@nvcf/queue';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import type { Principal } from '../auth/principal.ts';
+import { isOperator, type Principal } from '../auth/principal.ts';
 import { readJsonBody } from '../http/json-body.ts';
 import { describeOperation, jsonContent, jsonResponse, Reason } from '../http/openapi-operation.ts';
 import { timestamp, uuidPath, uuidString } from '../http/openapi-schemas.ts';
@@ -13,6 +13,8 @@ import { uuidParam } from '../invocation/uuid-param.ts';
 export interface KeyRouteDeps {
   keyStore: ApiKeyStore;
   auth: Authenticator;
+  /** The gateway's own account (NVCF_NCA_ID): a key stored without one belongs to it. */
+  ncaId: string;
 }
 
 const required = (expected: string) => (issue: { input?: unknown }) =>
@@ -39,12 +41,16 @@ const CreateKeyRequest = z
         .min(1, 'must not be empty (leave it out for every function)')
         .max(1000, 'must name at most 1000 functions')
         .optional(),
+      ncaId: NcaId.optional().describe(
+        'The account the key belongs to; absent: the caller’s. Another account’s only for an operator (every NVCF ' +
+          'scope, every function, in the gateway’s own account): that is how an account is made.',
+      ),
     },
     {
       error: (i) =>
         i.code === 'unrecognized_keys'
           ? `unknown field(s): ${i.keys.map((k) => `'${k}'`).join(', ')}`
-          : 'the body must be a JSON object {"name", "scopes", "functionIds"?}',
+          : 'the body must be a JSON object {"name", "scopes", "functionIds"?, "ncaId"?}',
     },
   )
   .meta({ id: 'CreateApiKeyRequest' });
@@ -56,6 +62,7 @@ const ApiKeyDto = z
     name: z.string(),
     scopes: z.array(z.enum(SCOPES)),
     functionIds: z.array(uuidString()).optional().describe('The functions it may use; absent: every function.'),
+    ncaId: z.string().describe('The account (NVIDIA Cloud Account id) it belongs to.'),
     createdAt: timestamp(),
     revokedAt: timestamp().optional(),
   })
@@ -72,7 +79,9 @@ const listKeys = describeOperation({
   tag,
   operationId: 'listApiKeys',
   summary: 'List API keys',
-  description: 'Oldest first, revoked keys included: the keys the caller could have created, and itself.',
+  description:
+    'Oldest first, revoked keys included: the keys of the caller’s account it could have created, and itself (an ' +
+    'operator: of every account).',
   scopes: MANAGE,
   responses: { 200: jsonResponse('The keys (never their secrets).', ListApiKeysResponse) },
 });
@@ -81,14 +90,15 @@ const createKey = describeOperation({
   operationId: 'createApiKey',
   summary: 'Create an API key',
   description:
-    'With scopes the caller holds, and (when the caller is restricted to some functions) a subset of its functions. ' +
-    'The secret is in the answer only (`Cache-Control: no-store`).',
+    'With scopes the caller holds, and (when the caller is restricted to some functions) a subset of its functions, ' +
+    'in the caller’s account, or with `ncaId` (an operator only) another. The secret is in the answer only ' +
+    '(`Cache-Control: no-store`).',
   scopes: MANAGE,
   requestBody: { required: true, content: jsonContent(CreateKeyRequest) },
   responses: { 201: jsonResponse('The key and its secret.', CreateApiKeyResponse) },
   problems: {
     400: `${Reason.badJson} Unknown fields are refused.`,
-    403: 'The key would hold a scope or a function the caller does not.',
+    403: 'The key would hold a scope or a function the caller does not, or belong to another account (not an operator).',
     413: Reason.controlTooLarge,
   },
 });
@@ -100,14 +110,19 @@ const revokeKey = describeOperation({
   scopes: MANAGE,
   parameters: [uuidPath('keyId', 'The key id.')],
   responses: { 204: { description: 'Revoked.' } },
-  problems: { 400: Reason.notUuid, 403: 'The key holds more than the caller.', 404: 'Unknown key.' },
+  problems: {
+    400: Reason.notUuid,
+    403: 'The key holds more than the caller.',
+    404: 'Unknown key, or another account’s (unless the caller is an operator).',
+  },
 });
 
-const apiKeyDto = (r: ApiKeyRecord): ApiKeyDto => ({
+const apiKeyDto = (r: ApiKeyRecord, homeNcaId: string): ApiKeyDto => ({
   id: r.id,
   name: r.name,
   scopes: r.scopes,
   ...(r.allowedFunctionIds ? { functionIds: r.allowedFunctionIds } : {}),
+  ncaId: r.ncaId ?? homeNcaId,
   createdAt: r.createdAt,
   ...(r.revokedAt ? { revokedAt: r.revokedAt } : {}),
 });
@@ -131,42 +146,58 @@ const isSelf = (principal: Principal, id: string) => principal.kind === 'api-key
 
 /**
  * `GET|POST /v2/nvcf/keys`, `DELETE /v2/nvcf/keys/{keyId}` (scope `manage_keys`). A caller sees and
- * revokes the keys it could have created (and itself), so a restricted manager cannot list or revoke
- * the admin key. A revocation reaches every gateway within its AUTH_CACHE_MS (each caches verified keys).
+ * revokes the keys of its account it could have created (and itself), so a restricted manager cannot list or
+ * revoke the admin key, and one account's admin cannot see another's keys. An operator (`isOperator`) sees every
+ * account's keys and creates keys for other accounts (`ncaId`): that is how a second account comes to be. A
+ * revocation reaches every gateway within its AUTH_CACHE_MS (each caches verified keys).
  */
 export function keyRoutes(deps: KeyRouteDeps): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const manager = requireAuth(deps.auth, 'manage_keys');
+  const accountOf = (r: ApiKeyRecord) => r.ncaId ?? deps.ncaId;
+  const visible = (principal: Principal, r: ApiKeyRecord) => isOperator(principal) || accountOf(r) === principal.ncaId;
   const manageable = (principal: Principal, r: ApiKeyRecord) =>
-    isSelf(principal, r.id) || beyondAuthority(principal, r.scopes, r.allowedFunctionIds) === undefined;
+    visible(principal, r) &&
+    (isSelf(principal, r.id) || beyondAuthority(principal, r.scopes, r.allowedFunctionIds) === undefined);
+  const dto = (r: ApiKeyRecord) => apiKeyDto(r, deps.ncaId);
 
   app.get('/v2/nvcf/keys', listKeys, manager, async (c) => {
     const principal = c.get('principal');
     // Oldest first, revoked keys included (with `revokedAt`).
     const keys = (await deps.keyStore.list()).filter((r) => manageable(principal, r));
-    return c.json({ keys: keys.map(apiKeyDto) });
+    return c.json({ keys: keys.map(dto) });
   });
 
   app.post('/v2/nvcf/keys', createKey, manager, async (c) => {
     const req = parseControlRequest(CreateKeyRequest, await readJsonBody(c.req.raw));
+    const principal = c.get('principal');
     const functionIds = req.functionIds && [...new Set(req.functionIds.map((id) => id.toLowerCase()))];
-    const refused = beyondAuthority(c.get('principal'), req.scopes, functionIds);
+    const refused = beyondAuthority(principal, req.scopes, functionIds);
     if (refused) throw new AppError('PERMISSION_DENIED', `cannot create a key with ${refused}`);
+    const ncaId = req.ncaId ?? principal.ncaId;
+    if (ncaId !== principal.ncaId && !isOperator(principal)) {
+      throw new AppError(
+        'PERMISSION_DENIED',
+        `cannot create a key for account '${ncaId}': only an operator (every scope, in the gateway's own account) may create keys for another account`,
+      );
+    }
     const { key, record } = await deps.keyStore.create({
       name: req.name,
       scopes: req.scopes,
       ...(functionIds ? { allowedFunctionIds: functionIds } : {}),
+      ncaId,
     });
     // The only time the secret is shown: nothing on the way may keep a copy.
     c.header('cache-control', 'no-store');
-    return c.json({ key: apiKeyDto(record), value: key }, 201);
+    return c.json({ key: dto(record), value: key }, 201);
   });
 
   app.delete('/v2/nvcf/keys/:keyId', revokeKey, manager, async (c) => {
     const keyId = uuidParam('keyId', c.req.param('keyId'));
     const principal = c.get('principal');
     const record = (await deps.keyStore.list()).find((r) => r.id === keyId);
-    if (!record) throw new AppError('NOT_FOUND', `API key '${keyId}' not found`);
+    // Another account's key does not exist for the caller.
+    if (!record || !visible(principal, record)) throw new AppError('NOT_FOUND', `API key '${keyId}' not found`);
     if (!manageable(principal, record)) {
       throw new AppError(
         'PERMISSION_DENIED',

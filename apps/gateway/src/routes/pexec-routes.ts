@@ -21,7 +21,7 @@ import { forwardedHeaders } from '../invocation/forwarded-headers.ts';
 import { parseIdempotencyKey } from '../invocation/idempotency-key.ts';
 import type { InvocationService, RequestAccess } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
-import { principalId, requireRequestAccess } from '../invocation/request-access.ts';
+import { principalId, type RequestAccessCheck } from '../invocation/request-access.ts';
 import { parseInvocationBody } from '../invocation/request-body.ts';
 import type { RequestCancellation } from '../invocation/request-cancellation.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
@@ -73,7 +73,9 @@ const invokeSpec = (versioned: boolean): OperationSpec => ({
       `UUID, an empty body or invalid JSON, a version that cannot be invoked (not deployed, or DEPLOYING with minInstances above 0). ${Reason.notUuid} ` +
       `Or: ${INVOCATION_PROBLEMS.refused}`,
     403: Reason.functionNotAllowed,
-    404: 'Unknown function or version, or an unknown or foreign asset; or the version was deleted before the request ran.',
+    404:
+      'Unknown function or version (another account’s, not shared with the caller’s, is unknown to it), or an unknown ' +
+      'or foreign asset; or the version was deleted before the request ran.',
     413: 'The body is over MAX_REQUEST_BODY_BYTES; the connection is closed.',
     422: 'The Idempotency-Key was already used by this credential with another body.',
     429: INVOCATION_PROBLEMS.tooMany,
@@ -98,8 +100,8 @@ const statusSpec: OperationSpec = {
   problems: {
     400: `NVCF-POLL-SECONDS not an integer or over 3600. ${Reason.notUuid} Or: ${INVOCATION_PROBLEMS.refused}`,
     403:
-      'The request belongs to another credential (a key holding every scope may read any), or to a function the ' +
-      'credential is not allowed.',
+      'The request belongs to another credential (an operator, every scope in the gateway’s own account, may read ' +
+      'any), or to a function the credential is not allowed or the caller’s account is no longer authorized for.',
     404: 'Unknown or expired request, or its result was already delivered.',
     429: 'Too many requests: the credential’s rate limit or its open long-polls and streams.',
     499: INVOCATION_PROBLEMS.cancelled,
@@ -121,7 +123,9 @@ const cancelSpec: OperationSpec = {
   responses: { 204: { description: 'Cancelled.', headers: responseHeaders(['NVCF-REQID']) } },
   problems: {
     400: Reason.notUuid,
-    403: 'The request belongs to another credential (a key holding every scope may cancel any).',
+    403:
+      'The request belongs to another credential (an operator may cancel any), or to a function the caller’s ' +
+      'account is no longer authorized for.',
     404: 'Unknown or expired request, or its result was already delivered.',
     409: 'The request already has its answer.',
     429: 'The credential’s rate limit.',
@@ -146,6 +150,8 @@ export interface PexecRouteOptions {
   forwardHeaders: readonly string[];
   /** An owner's explicit cancel of a request. */
   cancellation: RequestCancellation;
+  /** Who may read, follow and cancel an existing request. */
+  requestAccess: RequestAccessCheck;
 }
 
 /**
@@ -182,6 +188,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     const call = {
       body,
       principal,
+      ncaId: c.get('principal').ncaId,
       functionId,
       versionId,
       input,
@@ -228,14 +235,14 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     );
     const requestId = uuidParam('requestId', c.req.param('requestId'));
     const principal = c.get('principal');
-    const authorize = (request: RequestAccess) => requireRequestAccess(principal, request);
+    const authorize = (request: RequestAccess) => opts.requestAccess(principal, request);
     if (wantsEvents) {
       // Any gateway can serve a request's stream: its events live in Redis. A follower leaving does not
       // stop the function: only the stream that started it (or took it over) may. A reconnecting client resumes after the
       // last event it got (a pexec POST is a new request: it always reads from the start).
       const after = parseLastEventId(c.req.header('last-event-id'));
       const owner = await opts.streaming.store.owner(requestId);
-      if (owner) authorize({ requestId, ...owner });
+      if (owner) await authorize({ requestId, ...owner });
       const waiter = service.follow(requestId, pollSeconds, c.req.raw.signal);
       // A client resuming (Last-Event-ID) takes charge of the request: the stream it dropped no longer
       // cancels it once the grace is over, and its own leaving now does.
@@ -250,7 +257,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
   app.delete('/v2/nvcf/pexec/status/:requestId', describeOperation(cancelSpec), invoker, opts.limit, async (c) => {
     const requestId = uuidParam('requestId', c.req.param('requestId'));
     const principal = c.get('principal');
-    const outcome = await opts.cancellation.cancel(requestId, (request) => requireRequestAccess(principal, request));
+    const outcome = await opts.cancellation.cancel(requestId, (request) => opts.requestAccess(principal, request));
     const instance = c.req.path;
     if (outcome === 'unknown') {
       return problemResponse(404, `Request '${requestId}' not found (unknown, expired or already delivered)`, {

@@ -5,9 +5,10 @@ import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requireFunction } from '../auth/principal.ts';
+import type { FunctionAccess } from '../control/function-access.ts';
 import { describeOperation, jsonResponse, type OperationSpec, Reason } from '../http/openapi-operation.ts';
 import { FUNCTION_ID, REQUEST_ID, uuidString, VERSION_ID } from '../http/openapi-schemas.ts';
-import { requireRequestAccess } from '../invocation/request-access.ts';
+import type { RequestAccessCheck } from '../invocation/request-access.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 
 /** NVCF reports queue positions as an estimate capped at 1000 (NVCF behaviour: queues). */
@@ -55,15 +56,19 @@ const depthSpec = (versioned: boolean): OperationSpec => ({
   problems: {
     400: Reason.notUuid,
     403: Reason.functionNotAllowed,
-    404: versioned ? 'Unknown function or version.' : 'Unknown function.',
+    404: `${versioned ? 'Unknown function or version.' : 'Unknown function.'} ${Reason.notVisible}`,
   },
 });
 
 export interface QueueRouteDeps {
   registry: FunctionRegistry;
+  /** The versions a caller's account may see (its own, or shared with it). */
+  access: Pick<FunctionAccess, 'visibleVersions'>;
   producer: InvocationProducer;
   store: RequestStore;
   auth: Authenticator;
+  /** Who may read a request's position. */
+  requestAccess: RequestAccessCheck;
 }
 
 /** `GET /v2/nvcf/queues/functions/{fid}[/versions/{vid}]` and `GET /v2/nvcf/queues/{reqId}/position`. */
@@ -71,8 +76,9 @@ export function queueRoutes(deps: QueueRouteDeps): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const reader = requireAuth(deps.auth, 'queue_details');
 
-  const depths = async (functionId: string, versionId?: string) => {
-    const versions = (await deps.registry.versions(functionId)).filter((v) => !versionId || v.versionId === versionId);
+  const depths = async (ncaId: string, functionId: string, versionId?: string) => {
+    const visible = await deps.access.visibleVersions(ncaId, functionId);
+    const versions = visible.filter((v) => !versionId || v.versionId === versionId);
     if (versions.length === 0) {
       throw new AppError(
         'NOT_FOUND',
@@ -94,7 +100,7 @@ export function queueRoutes(deps: QueueRouteDeps): Hono<AuthEnv> {
   app.get('/v2/nvcf/queues/functions/:functionId', describeOperation(depthSpec(false)), reader, async (c) => {
     const functionId = uuidParam('functionId', c.req.param('functionId'));
     requireFunction(c.get('principal'), functionId);
-    return c.json(await depths(functionId));
+    return c.json(await depths(c.get('principal').ncaId, functionId));
   });
   app.get(
     '/v2/nvcf/queues/functions/:functionId/versions/:versionId',
@@ -103,7 +109,8 @@ export function queueRoutes(deps: QueueRouteDeps): Hono<AuthEnv> {
     async (c) => {
       const functionId = uuidParam('functionId', c.req.param('functionId'));
       requireFunction(c.get('principal'), functionId);
-      return c.json(await depths(functionId, uuidParam('versionId', c.req.param('versionId'))));
+      const versionId = uuidParam('versionId', c.req.param('versionId'));
+      return c.json(await depths(c.get('principal').ncaId, functionId, versionId));
     },
   );
   const position = describeOperation({
@@ -115,7 +122,9 @@ export function queueRoutes(deps: QueueRouteDeps): Hono<AuthEnv> {
     responses: { 200: jsonResponse('Where the request stands.', GetPositionInQueueResponse) },
     problems: {
       400: Reason.notUuid,
-      403: 'The request belongs to another credential (a key holding every scope may read any).',
+      403:
+        'The request belongs to another credential (an operator may read any), or to a function the caller’s ' +
+        'account is no longer authorized for.',
       404: 'Unknown or expired request, or one no longer queued (answered).',
     },
   });
@@ -123,7 +132,7 @@ export function queueRoutes(deps: QueueRouteDeps): Hono<AuthEnv> {
     const requestId = uuidParam('requestId', c.req.param('requestId'));
     const owner = await deps.store.owner(requestId);
     if (!owner) throw new AppError('NOT_FOUND', `Request '${requestId}' not found`);
-    requireRequestAccess(c.get('principal'), { requestId, ...owner });
+    await deps.requestAccess(c.get('principal'), { requestId, ...owner });
     const position = await deps.producer.position(owner.versionId, requestId);
     if (position === undefined) throw new AppError('NOT_FOUND', `Request '${requestId}' is no longer queued`);
     return c.json({

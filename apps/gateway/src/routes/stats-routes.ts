@@ -1,10 +1,11 @@
 import { AppError } from '@nvcf/protocol';
-import type { FunctionRegistry, InvocationProducer } from '@nvcf/queue';
+import type { InvocationProducer } from '@nvcf/queue';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requireFunction } from '../auth/principal.ts';
+import type { FunctionAccess } from '../control/function-access.ts';
 import { describeOperation, jsonResponse, Reason } from '../http/openapi-operation.ts';
 import { FUNCTION_ID, uuidString, VERSION_ID } from '../http/openapi-schemas.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
@@ -30,7 +31,8 @@ const VersionStatsResponse = z
   .meta({ id: 'VersionStatsResponse' });
 
 export interface StatsRouteDeps {
-  registry: FunctionRegistry;
+  /** Only the function's owner account reads its counters. */
+  access: Pick<FunctionAccess, 'requireOwner'>;
   producer: InvocationProducer;
   metrics: GatewayMetrics;
   auth: Authenticator;
@@ -54,7 +56,11 @@ export function statsRoutes(deps: StatsRouteDeps): Hono<AuthEnv> {
     scopes: ['queue_details'],
     parameters: [FUNCTION_ID, VERSION_ID],
     responses: { 200: jsonResponse('The version’s queue and counters.', VersionStatsResponse) },
-    problems: { 400: Reason.notUuid, 403: Reason.functionNotAllowed, 404: 'Unknown function or version.' },
+    problems: {
+      400: Reason.notUuid,
+      403: Reason.notOwner,
+      404: `Unknown function or version. ${Reason.notVisible}`,
+    },
   });
   app.get(
     '/v2/nvcf/stats/functions/:functionId/versions/:versionId',
@@ -64,7 +70,9 @@ export function statsRoutes(deps: StatsRouteDeps): Hono<AuthEnv> {
       const functionId = uuidParam('functionId', c.req.param('functionId'));
       const versionId = uuidParam('versionId', c.req.param('versionId'));
       requireFunction(c.get('principal'), functionId);
-      const known = (await deps.registry.versions(functionId)).some((v) => v.versionId === versionId);
+      // Everyone's traffic: the owner's to read, not the accounts it shared the function with.
+      const versions = await deps.access.requireOwner(c.get('principal').ncaId, functionId, versionId);
+      const known = versions.some((v) => v.versionId === versionId);
       if (!known) throw new AppError('NOT_FOUND', `Function '${functionId}' version '${versionId}' not found`);
       const counters = await versionCounters(deps.metrics, functionId, versionId);
       return c.json({

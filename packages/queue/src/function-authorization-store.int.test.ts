@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { MAX_AUTHORIZED_PARTIES } from '@nvcf/protocol';
+import { type RedisHandle, startRedis } from '@nvcf/testing';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createFunctionAuthorizationStore, type FunctionAuthorizationStore } from './function-authorization-store.ts';
+import { createKeys, type Keys } from './keys.ts';
+import { createRedis, type RedisClient } from './redis-connection.ts';
+
+let server: RedisHandle;
+let redis: RedisClient;
+let keys: Keys;
+let store: FunctionAuthorizationStore;
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = createRedis(server.url);
+});
+afterAll(async () => {
+  redis.disconnect();
+  await server.close();
+});
+beforeEach(() => {
+  keys = createKeys(`t${randomUUID().slice(0, 8)}`);
+  store = createFunctionAuthorizationStore(redis, keys);
+});
+
+const fid = '6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
+const v1 = '11111111-2222-4333-8444-555555555555';
+const v2 = '22222222-3333-4444-8555-666666666666';
+
+describe('function authorization store', () => {
+  it('keeps the function’s parties and each version’s apart, sorted, one per account', async () => {
+    expect(await store.get(fid)).toEqual({ function: [], versions: {} });
+    await store.set(fid, undefined, [{ ncaId: 'zeta' }, { ncaId: 'alpha', clientId: 'c' }, { ncaId: 'zeta' }]);
+    await store.set(fid, v1, [{ ncaId: 'beta' }]);
+    expect(await store.get(fid)).toEqual({
+      function: [{ ncaId: 'alpha', clientId: 'c' }, { ncaId: 'zeta' }],
+      versions: { [v1]: [{ ncaId: 'beta' }] },
+    });
+    // A set replaces its own scope only.
+    await store.set(fid, undefined, [{ ncaId: 'gamma' }]);
+    expect(await store.get(fid)).toEqual({ function: [{ ncaId: 'gamma' }], versions: { [v1]: [{ ncaId: 'beta' }] } });
+  });
+
+  it('adds only where parties exist (a version may build on the function’s), once per account, up to the cap', async () => {
+    expect(await store.add(fid, undefined, { ncaId: 'a' })).toBe('none');
+    expect(await store.add(fid, v1, { ncaId: 'a' })).toBe('none');
+    await store.set(fid, undefined, [{ ncaId: 'a' }]);
+    expect(await store.add(fid, undefined, { ncaId: 'a' })).toBe('exists');
+    expect(await store.add(fid, undefined, { ncaId: 'b' })).toBe('added');
+    // The version has none of its own, but inherits the function's: it may get its own.
+    expect(await store.add(fid, v1, { ncaId: 'c' })).toBe('added');
+    expect(await store.add(fid, v1, { ncaId: 'c' })).toBe('exists');
+    expect(await store.get(fid)).toEqual({
+      function: [{ ncaId: 'a' }, { ncaId: 'b' }],
+      versions: { [v1]: [{ ncaId: 'c' }] },
+    });
+    const many = Array.from({ length: MAX_AUTHORIZED_PARTIES }, (_, i) => ({ ncaId: `n${i}` }));
+    await store.set(fid, v2, many);
+    expect(await store.add(fid, v2, { ncaId: 'one-more' })).toBe('full');
+  });
+
+  it('removes a party, telling an absent one from no parties at all', async () => {
+    expect(await store.remove(fid, undefined, 'a')).toBe('none');
+    await store.set(fid, undefined, [{ ncaId: 'a' }, { ncaId: 'b' }]);
+    expect(await store.remove(fid, v1, 'a')).toBe('none'); // the version has none of its own
+    expect(await store.remove(fid, undefined, 'x')).toBe('absent');
+    expect(await store.remove(fid, undefined, 'a')).toBe('removed');
+    expect(await store.remove(fid, undefined, 'a')).toBe('absent');
+    expect((await store.get(fid)).function).toEqual([{ ncaId: 'b' }]);
+  });
+
+  it('clears a scope, and forgets a deleted function whole', async () => {
+    await store.set(fid, undefined, [{ ncaId: 'a' }]);
+    await store.set(fid, v1, [{ ncaId: 'b' }]);
+    await store.set(fid, v2, [{ ncaId: 'c' }]);
+    await store.clear(fid, v1);
+    expect(await store.get(fid)).toEqual({ function: [{ ncaId: 'a' }], versions: { [v2]: [{ ncaId: 'c' }] } });
+    await store.clear(fid, undefined);
+    expect(await store.get(fid)).toEqual({ function: [], versions: { [v2]: [{ ncaId: 'c' }] } });
+    await store.forget(fid);
+    expect(await redis.exists(keys.functionAuthorizations(fid))).toBe(0);
+  });
+});
