@@ -206,6 +206,12 @@ export function functionDto(
   };
 }
 
+/** A FunctionDto without its secrets' names (NVCF's `includeSecrets=false`). */
+export function withoutSecretNames<T extends object>(dto: T): Omit<T, 'secrets' | 'secretNames'> {
+  const { secrets: _names, secretNames: _older, ...rest } = dto as T & { secrets?: unknown; secretNames?: unknown };
+  return rest;
+}
+
 /** The deployment DTO (NVCF API reference: function deployment). */
 export function deploymentDto(fv: FunctionVersion, workerIds: string[], queueKey: string) {
   return {

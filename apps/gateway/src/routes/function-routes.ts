@@ -17,6 +17,7 @@ import {
   functionDto,
   ListFunctionIdsResponse,
   ListFunctionsResponse,
+  withoutSecretNames,
 } from './function-dto.ts';
 
 /** The bodies these routes parse, under NVCF's component names. */
@@ -185,9 +186,23 @@ export function functionRoutes(
       operationId: 'getFunction',
       summary: 'Get a function version',
       scopes: LIST,
-      parameters: [FUNCTION_ID, VERSION_ID],
+      parameters: [
+        FUNCTION_ID,
+        VERSION_ID,
+        {
+          in: 'query',
+          name: 'includeSecrets',
+          required: false,
+          description: 'Whether `secrets` lists the version’s secret names (never their values).',
+          schema: { type: 'boolean', default: true },
+        },
+      ],
       responses: { 200: jsonResponse('The version.', FunctionResponse) },
-      problems: { 400: Reason.notUuid, 403: Reason.functionNotAllowed, 404: UNKNOWN_VERSION },
+      problems: {
+        400: `${Reason.notUuid} Or \`includeSecrets\` is not \`true\` or \`false\`.`,
+        403: Reason.functionNotAllowed,
+        404: UNKNOWN_VERSION,
+      },
     }),
     lister,
     async (c) => {
@@ -195,8 +210,13 @@ export function functionRoutes(
       const principal = c.get('principal');
       requireFunction(principal, functionId);
       const versionId = uuidParam('versionId', c.req.param('versionId'));
+      const includeSecrets = c.req.query('includeSecrets') ?? 'true';
+      if (includeSecrets !== 'true' && includeSecrets !== 'false') {
+        throw new AppError('INVALID_ARGUMENT', "Invalid request: 'includeSecrets' must be true or false");
+      }
       const fv = await access.visibleVersion(principal.ncaId, functionId, versionId);
-      return c.json({ function: (await withLive([fv], principal.ncaId))[0] });
+      const [dto] = await withLive([fv], principal.ncaId);
+      return c.json({ function: dto && includeSecrets === 'false' ? withoutSecretNames(dto) : dto });
     },
   );
 
