@@ -1,21 +1,7 @@
 import { api } from './api.js';
 import { errorText, h, replace } from './dom.js';
-
-/** The scopes a key may hold (the API refuses any the caller does not hold itself). */
-const SCOPES = [
-  'invoke_function',
-  'list_functions',
-  'list_functions_details',
-  'queue_details',
-  'register_function',
-  'update_function',
-  'delete_function',
-  'deploy_function',
-  'authorize_clients',
-  'list_cluster_groups',
-  'update_secrets',
-  'manage_keys',
-];
+// The scopes a key may hold (the API refuses any the caller does not hold itself), served from the gateway's own list.
+import { SCOPES } from './scopes.js';
 
 /**
  * API keys: list, create with scopes (the secret is shown once, right here, and never kept), revoke.

@@ -1,3 +1,4 @@
+import { SCOPES } from '@nvcf/protocol';
 import { describe, expect, it } from 'vitest';
 import { CONSOLE_PATH, consoleRoutes } from './console-routes.ts';
 
@@ -25,6 +26,16 @@ describe('console routes', () => {
     expect(await js.text()).toContain("from './api.js'");
     const css = await app.request(`${CONSOLE_PATH}/console.css`);
     expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+  });
+
+  it('serve the key form’s scope list made from the gateway’s own, as a module', async () => {
+    const res = await app.request(`${CONSOLE_PATH}/scopes.js`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/javascript/);
+    const text = await res.text();
+    const listed = JSON.parse(text.slice(text.indexOf('['), text.lastIndexOf(']') + 1)) as string[];
+    expect(listed).toEqual([...SCOPES]);
+    expect(text).toMatch(/^export const SCOPES = \[/);
   });
 
   it('serve nothing outside the console directory, nor files it does not have', async () => {
