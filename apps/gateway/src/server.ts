@@ -137,7 +137,6 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     store: createAssetStore(redis, keys, { ttlSeconds: config.assetTtlSeconds }),
     objects,
     signingSecret,
-    ncaId: config.ncaId,
     maxBytes: config.assetMaxBytes,
     quotaBytes: config.assetQuotaBytes,
     quotaCount: config.assetQuotaCount,

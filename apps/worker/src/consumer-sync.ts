@@ -110,7 +110,6 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
         workDir: config.container.workDir,
         timeoutMs: config.container.timeoutMs,
         maxResponseBytes: config.maxDirectResultBytes,
-        ncaId: config.ncaId,
         ticker,
         ...(tracing.enabled ? { traceContext: () => tracing.inject() } : {}),
       });

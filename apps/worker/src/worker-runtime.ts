@@ -94,7 +94,6 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
       url: config.container.url,
       processes: config.container.processes,
       intervalMs: config.heartbeatIntervalMs,
-      ncaId: config.ncaId,
       secretsDir: config.container.secretsDir,
       log,
       // A server's health decides whether its version is consumed (and heartbeated): re-sync at once.

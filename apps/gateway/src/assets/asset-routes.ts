@@ -106,7 +106,7 @@ export function assetRoutes(deps: AssetRouteDeps): Hono<AuthEnv> {
   });
   app.post('/v2/nvcf/assets', create, invoker, async (c) => {
     const input = parseControlRequest(CreateAssetRequest, await readJsonBody(c.req.raw));
-    return c.json(await assets.create(c.get('principal').subject, input, new URL(c.req.url).origin));
+    return c.json(await assets.create(c.get('principal'), input, new URL(c.req.url).origin));
   });
 
   const upload = describeOperation({

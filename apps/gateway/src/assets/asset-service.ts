@@ -42,8 +42,6 @@ export interface AssetServiceOptions {
   objects: ObjectStore;
   /** Key of the upload URLs' HMAC: every gateway behind one address needs the same one. */
   signingSecret: SigningSecret;
-  /** Recorded on each asset (assets belong to an NCA id; NVCF behaviour: assets). */
-  ncaId: string;
   /** Largest upload (default 1 GiB). */
   maxBytes?: number;
   /** Most bytes one owner's live assets may hold together (default 10 GiB; 0: unlimited). */
@@ -79,7 +77,7 @@ export interface AssetService {
    * @throws AppError PERMISSION_DENIED when the owner already has `quotaCount` live assets
    */
   create(
-    ownerSubject: string,
+    owner: { subject: string; ncaId: string },
     input: { contentType: string; description: string },
     requestOrigin: string,
   ): Promise<CreatedAsset>;
@@ -163,8 +161,9 @@ export function createAssetService(opts: AssetServiceOptions): AssetService {
   return {
     maxBytes,
 
-    async create(ownerSubject, input, requestOrigin) {
-      const record = await store.create({ ...input, ncaId: opts.ncaId, ownerSubject }, quota).catch((err: unknown) => {
+    async create(owner, input, requestOrigin) {
+      // An asset belongs to its creator's credential, recorded with its account (NVCF behaviour: assets).
+      const record = await store.create({ ...input, ncaId: owner.ncaId, ownerSubject: owner.subject }, quota).catch((err: unknown) => {
         throw err instanceof AssetQuotaError ? assetCountQuotaExceeded(err.used) : err;
       });
       const uploadUrl = signUrl(signingSecret, {

@@ -50,7 +50,6 @@ async function startAssetGateway(
     store: createAssetStore(h.redis, keys, { ttlSeconds: opts.ttlSeconds ?? 3600 }),
     objects,
     signingSecret: SECRET,
-    ncaId: 'test-nca',
     ...(opts.maxBytes !== undefined ? { maxBytes: opts.maxBytes } : {}),
     ...(opts.publicBaseUrl ? { publicBaseUrl: opts.publicBaseUrl } : {}),
     ...(opts.quotaBytes !== undefined ? { quotaBytes: opts.quotaBytes } : {}),
@@ -139,6 +138,8 @@ describe('assets API', () => {
       description: 'a small picture',
     });
     const { assetId } = created;
+    // Recorded with its creator's account (the credential's; this gateway's default account here).
+    expect((await createAssetStore(h.redis, createKeys(h.keyPrefix)).get(assetId))?.ncaId).toBe('test-nca');
     const upload = new URL(created.uploadUrl);
     expect(upload.origin).toBe(gw.url);
     expect(upload.pathname).toBe(`/v2/nvcf/assets/${assetId}/upload`);
@@ -528,6 +529,5 @@ function optsOf(g: AssetGateway): AssetServiceOptions {
     store: createAssetStore(h.redis, createKeys(h.keyPrefix)),
     objects: g.objects,
     signingSecret: SECRET,
-    ncaId: 'n',
   };
 }

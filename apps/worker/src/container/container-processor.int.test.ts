@@ -87,7 +87,6 @@ async function processorFor(
     workDir: join(dir, 'work'),
     timeoutMs: opts.timeoutMs ?? 60_000,
     maxResponseBytes: 1024,
-    ncaId: 'nca',
     ticker: createSharedTicker(50),
     ...(opts.traceContext ? { traceContext: opts.traceContext } : {}),
   });

@@ -43,7 +43,6 @@ export interface ContainerProcessorDeps {
   timeoutMs: number;
   /** `NVCF-MAX-RESPONSE-SIZE-BYTES`: larger answers leave as the zip + 302. */
   maxResponseBytes: number;
-  ncaId: string;
   /** The worker's one timer for per-request checks (progress files, clients that left). */
   ticker: SharedTicker;
   /**
@@ -129,7 +128,8 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
         assetDir: dirs.assetDir,
         largeOutputDir: dirs.largeOutputDir,
         maxResponseBytes: deps.maxResponseBytes,
-        ncaId: deps.ncaId,
+        // The function's own account (a shared function's owner), as NVCF names it to a container.
+        ncaId: fv.ncaId,
       });
       withTraceContext(headers, deps.traceContext?.());
       sent = true;

@@ -69,7 +69,6 @@ describe('container servers: secrets, process mode', () => {
       url: '',
       processes: true,
       intervalMs: 60_000,
-      ncaId: 'nca',
       log,
       onChange: () => {},
     });
@@ -80,6 +79,8 @@ describe('container servers: secrets, process mode', () => {
       const first = await seen(servers, fv.versionId);
       expect(first.env.TOKEN).toBe('first');
       expect(first.env.PORT).not.toBe('not ours'); // the worker's variables win
+      // The function's own account (its owner's, when it is shared), whatever the worker's NVCF_NCA_ID.
+      expect(first.env.NVCF_NCA_ID).toBe(fv.ncaId);
 
       // Unchanged: the same process.
       await servers.want([fv], secrets(readSecrets({ PORT: 'not ours', TOKEN: 'first' })));
@@ -113,7 +114,6 @@ describe('container servers: secrets, sidecar mode', () => {
       url: 'http://127.0.0.1:9',
       processes: false,
       intervalMs: 60_000,
-      ncaId: 'nca',
       secretsDir,
       log,
       onChange: () => {},

@@ -41,8 +41,6 @@ export interface ContainerServersOptions {
   processes: boolean;
   /** How often every server's health is checked (the heartbeat's period: ACTIVE follows health). */
   intervalMs: number;
-  /** NVCF's deployment metadata handed to a process as environment (`NVCF_*`). */
-  ncaId: string;
   /** Sidecar mode: where the served version's `secrets.json` goes ('' or absent: the sidecar gets no secrets). */
   secretsDir?: string;
   log: Logger;
@@ -128,7 +126,7 @@ export function createContainerServers(opts: ContainerServersOptions): Container
     const entry: Entry = { spec, base, healthUrl: new URL(spec.health.uri, base), healthy: false, secretsDigest };
     entry.process = startServerProcess({
       command: spec.args ?? '',
-      env: processEnv(fv, port, opts.ncaId, secrets.values),
+      env: processEnv(fv, port, secrets.values),
       log,
       onExit: () => {
         if (!entry.healthy) return;
@@ -218,7 +216,6 @@ export function createContainerServers(opts: ContainerServersOptions): Container
 function processEnv(
   fv: FunctionVersion & { container: ContainerSpec },
   port: number,
-  ncaId: string,
   secrets: SecretValues,
 ) {
   const env: Record<string, string> = {};
@@ -235,7 +232,8 @@ function processEnv(
     NVCF_FUNCTION_ID: fv.id,
     NVCF_FUNCTION_VERSION_ID: fv.versionId,
     NVCF_FUNCTION_NAME: fv.name,
-    NVCF_NCA_ID: ncaId,
+    // The function's own account (a shared function's owner).
+    NVCF_NCA_ID: fv.ncaId,
     NVCF_BACKEND: backend ?? 'self-hosted',
     NVCF_ENV: 'self-hosted',
     PORT: String(port),
