@@ -237,6 +237,9 @@ describe('deployments and queues', () => {
         // What the worker reports of its machine (the harness's workers: the defaults).
         gpu: 'CPU',
         instanceType: 'cpu.x1',
+        backend: 'default',
+        instanceCreatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        instanceUpdatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       },
     ]);
     // The worker's pool is a cluster group, with the machine it reports.

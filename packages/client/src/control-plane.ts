@@ -119,6 +119,12 @@ export interface FunctionInstance {
   /** The GPU the worker reports (`CPU` for none). */
   gpu?: string;
   instanceType?: string;
+  /** The worker's pool (`WORKER_POOL`). */
+  backend?: string;
+  /** When the worker started (ISO-8601). */
+  instanceCreatedAt?: string;
+  /** The worker's latest heartbeat (ISO-8601). */
+  instanceUpdatedAt?: string;
 }
 
 /**
