@@ -7,7 +7,7 @@ import { isScope, NCA_ID_PATTERN, SCOPES, type Scope } from '@nvcf/protocol';
 import { createApiKeyStore, createKeys, createRedis } from '@nvcf/queue';
 import { loadEnvConfig } from '@nvcf/service-kit';
 import { SignJWT } from 'jose';
-import { GatewayEnv } from '../config.ts';
+import { GatewayEnvFields } from '../config.ts';
 
 const USAGE = `usage:
   keys create --name NAME [--scopes s1,s2 | --all-scopes] [--functions fid1,fid2] [--nca-id ACCOUNT]
@@ -19,7 +19,7 @@ const USAGE = `usage:
 scopes: ${SCOPES.join(', ')}`;
 
 // The gateway's own variables and defaults, so a token signed here is one the gateway accepts.
-const TokenEnv = GatewayEnv.pick({
+const TokenEnv = GatewayEnvFields.pick({
   NVCF_JWT_SECRET: true,
   NVCF_JWT_MAX_TTL_SECONDS: true,
   NVCF_JWT_ISSUER: true,
