@@ -60,6 +60,17 @@ ensure_browser() {
   fi
 }
 
+ensure_prometheus() {
+  # The dashboard test runs every panel's query on a real Prometheus (PROMETHEUS_PATH overrides).
+  [ -n "${PROMETHEUS_PATH:-}" ] && return
+  command -v prometheus >/dev/null && return
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "› installing Debian's prometheus (for the dashboard test)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus >/dev/null 2>&1 ||
+      { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus >/dev/null 2>&1; } || true
+  fi
+}
+
 ensure_kubectl() {
   # The Kubernetes manifests' tests render deploy/kubernetes with `kubectl kustomize` (Kustomize v5: kubectl 1.27+).
   if ! command -v kubectl >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -80,7 +91,7 @@ case "$cmd" in
     exec node scripts/start.ts "$@"
     ;;
   test)
-    ensure_node; ensure_pnpm; ensure_deps; ensure_compose_checker; ensure_browser; ensure_kubectl
+    ensure_node; ensure_pnpm; ensure_deps; ensure_compose_checker; ensure_browser; ensure_prometheus; ensure_kubectl
     exec node scripts/check.ts "$@"
     ;;
   bench)

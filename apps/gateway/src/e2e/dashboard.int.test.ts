@@ -1,21 +1,28 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { loadWorkerConfig } from '@nvcf/worker';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadWorkerConfig, type RunningWorker } from '@nvcf/worker';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadGatewayConfig } from '../config.ts';
-import { createHarness, type Harness } from './harness.ts';
+import type { RunningGateway } from '../server.ts';
+import { type RenderedPanel, renderDashboard } from './dashboard-render.ts';
+import { createHarness, fnId, type Harness, pexec, simpleRequest } from './harness.ts';
 import { familyNames, scrape } from './prometheus-scrape.ts';
+import { startPrometheus } from './prometheus-server.ts';
 
 const deploy = resolve(import.meta.dirname, '../../../../deploy');
 const dashboardsDir = join(deploy, 'grafana/dashboards');
 
 /** What the test reads of a Grafana dashboard (https://grafana.com/docs/grafana/latest/dashboards/build-dashboards/view-dashboard-json-model/). */
-const Target = z.object({ refId: z.string(), expr: z.string().min(1) });
+const Target = z.object({ refId: z.string(), expr: z.string().min(1), legendFormat: z.string().optional() });
 const Panel = z.object({
   id: z.number(),
   type: z.string(),
   title: z.string().min(1),
+  gridPos: z.object({ x: z.number(), y: z.number(), w: z.number(), h: z.number() }),
+  fieldConfig: z.object({ defaults: z.object({ unit: z.string().optional() }) }).optional(),
   targets: z.array(Target).optional(),
   datasource: z.object({ type: z.literal('prometheus'), uid: z.literal('prometheus') }).optional(),
 });
@@ -69,11 +76,13 @@ function withSeries(families: string[]): Set<string> {
 
 let h: Harness;
 let exported: Set<string>;
+let gw: RunningGateway;
+let worker: RunningWorker;
 
 beforeAll(async () => {
   h = await createHarness();
-  const gw = await h.gateway();
-  const worker = await h.worker();
+  gw = await h.gateway();
+  worker = await h.worker();
   const [fromGateway, fromWorker] = await Promise.all([
     scrape(`http://127.0.0.1:${gw.metricsPort}/metrics`),
     scrape(`http://127.0.0.1:${worker.ports.metrics}/metrics`),
@@ -83,6 +92,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
+
+/** Debian's chromium (`bash scripts/nvcf.sh test` installs it as root), or CHROMIUM_PATH. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Screenshots, kept as test artifacts (git-ignored); docs/images/dashboard.png is one of them. */
+const ARTIFACTS = join(import.meta.dirname, '..', '..', '..', '..', 'test-results', 'dashboard');
+/** Grafana's `$__rate_interval` for a 1 s scrape: four scrape intervals, as Grafana computes it. */
+const RATE_INTERVAL = '4s';
 
 async function dashboards(): Promise<{ file: string; dashboard: z.infer<typeof Dashboard> }[]> {
   const files = (await readdir(dashboardsDir)).filter((f) => f.endsWith('.json'));
@@ -137,5 +153,82 @@ describe('Grafana dashboards in deploy/grafana/dashboards', () => {
     expect(config).toContain(`port: ${loadWorkerConfig({}).metricsPort}`);
     const datasource = await readFile(join(deploy, 'grafana/provisioning/datasources/prometheus.yml'), 'utf8');
     expect(datasource).toMatch(/^\s+uid: prometheus$/m);
+  });
+
+  it('every panel query runs on a real Prometheus scraping a gateway and a worker under load, and draws', async () => {
+    const prometheus = await startPrometheus({
+      gateway: [`127.0.0.1:${gw.metricsPort}`],
+      worker: [`127.0.0.1:${worker.ports.metrics}`],
+    });
+    try {
+      await prometheus.targetsUp();
+      const start = Math.floor(Date.now() / 1000);
+      // Load for a few scrapes: invocations (some waiting a little in the queue), answers, queue depth moving.
+      const until = Date.now() + 6000;
+      while (Date.now() < until) {
+        const answers = await Promise.all(
+          Array.from({ length: 4 }, () => pexec(gw.url, `/v2/nvcf/pexec/functions/${fnId('simple')}`, simpleRequest())),
+        );
+        for (const a of answers) {
+          expect(a.status).toBe(200);
+          await a.arrayBuffer();
+        }
+      }
+      await sleep(2500); // two more scrapes after the last answer
+      const end = Math.ceil(Date.now() / 1000);
+      // What the processes have samples of now: a query naming only those must find series.
+      const sampled = new Set(
+        (
+          await Promise.all([
+            scrape(`http://127.0.0.1:${gw.metricsPort}/metrics`),
+            scrape(`http://127.0.0.1:${worker.ports.metrics}/metrics`),
+          ])
+        ).flatMap((r) => r.samples.map((x) => x.name)),
+      );
+
+      for (const { file, dashboard } of await dashboards()) {
+        const panels: RenderedPanel[] = [];
+        let drawn = 0;
+        for (const panel of dashboard.panels) {
+          const targets = [];
+          for (const target of panel.targets ?? []) {
+            const expr = target.expr.replaceAll('$__rate_interval', RATE_INTERVAL);
+            // A query Prometheus cannot parse or evaluate rejects here, naming itself.
+            const series = await prometheus.queryRange(expr, { start, end, stepSeconds: 1 }).catch((err: unknown) => {
+              throw new Error(`${file}: "${panel.title}" ${expr}: ${(err as Error).message}`);
+            });
+            if (metricNamesOf(expr).every((n) => sampled.has(n))) {
+              expect(series.length, `${file}: "${panel.title}" ${expr} has series`).toBeGreaterThan(0);
+            }
+            targets.push({ ...(target.legendFormat ? { legendFormat: target.legendFormat } : {}), series });
+          }
+          if (targets.some((t) => t.series.length > 0)) drawn++;
+          const unit = panel.fieldConfig?.defaults.unit;
+          panels.push({
+            type: panel.type,
+            title: panel.title,
+            gridPos: panel.gridPos,
+            ...(unit ? { unit } : {}),
+            targets,
+          });
+        }
+        // Everything but GPU and Redis panels (no GPU, no redis_exporter here) has data.
+        expect(drawn, `${file}: panels with data`).toBeGreaterThanOrEqual(10);
+
+        const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+        try {
+          const page = await browser.newPage({ viewport: { width: 1640, height: 900 } });
+          await page.setContent(renderDashboard(dashboard.title, panels, { start, end }));
+          expect(await page.locator('section').count()).toBe(panels.filter((p) => p.type !== 'row').length);
+          await mkdir(ARTIFACTS, { recursive: true });
+          await page.screenshot({ path: join(ARTIFACTS, file.replace(/\.json$/, '.png')), fullPage: true });
+          await writeFile(join(ARTIFACTS, file.replace(/\.json$/, '.html')), await page.content());
+        } finally {
+          await browser.close();
+        }
+      }
+    } finally {
+      await prometheus.close();
+    }
   });
 });
