@@ -163,9 +163,11 @@ export function createAssetService(opts: AssetServiceOptions): AssetService {
 
     async create(owner, input, requestOrigin) {
       // An asset belongs to its creator's credential, recorded with its account (NVCF behaviour: assets).
-      const record = await store.create({ ...input, ncaId: owner.ncaId, ownerSubject: owner.subject }, quota).catch((err: unknown) => {
-        throw err instanceof AssetQuotaError ? assetCountQuotaExceeded(err.used) : err;
-      });
+      const record = await store
+        .create({ ...input, ncaId: owner.ncaId, ownerSubject: owner.subject }, quota)
+        .catch((err: unknown) => {
+          throw err instanceof AssetQuotaError ? assetCountQuotaExceeded(err.used) : err;
+        });
       const uploadUrl = signUrl(signingSecret, {
         baseUrl: publicBaseUrl ?? requestOrigin,
         method: 'PUT',

@@ -213,11 +213,7 @@ export function createContainerServers(opts: ContainerServersOptions): Container
  * deployment variables (NVCF docs: container functions) and the port to listen on (`PORT`, `NVCF_INFERENCE_PORT`),
  * with only `PATH` and `HOME` from the worker's own.
  */
-function processEnv(
-  fv: FunctionVersion & { container: ContainerSpec },
-  port: number,
-  secrets: SecretValues,
-) {
+function processEnv(fv: FunctionVersion & { container: ContainerSpec }, port: number, secrets: SecretValues) {
   const env: Record<string, string> = {};
   for (const name of ['PATH', 'HOME'] as const) {
     const value = process.env[name];
