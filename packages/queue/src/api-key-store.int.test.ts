@@ -1,27 +1,18 @@
 import { SCOPES } from '@nvcf/protocol';
-import { type RedisHandle, startRedis } from '@nvcf/testing';
 import { v4 as uuidv4 } from 'uuid';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { type ApiKeyStore, createApiKeyStore } from './api-key-store.ts';
 import { createKeys, type Keys } from './keys.ts';
-import { createRedis, type RedisClient } from './redis-connection.ts';
+import { usePrivateRedis } from './private-redis.ts';
 
-let server: RedisHandle;
-let redis: RedisClient;
+const db = usePrivateRedis();
+
 let keys: Keys;
 let store: ApiKeyStore;
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = createRedis(server.url);
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.close();
-});
 beforeEach(() => {
   keys = createKeys(`t${uuidv4().slice(0, 8)}`);
-  store = createApiKeyStore(redis, keys);
+  store = createApiKeyStore(db.redis, keys);
 });
 
 const secret = () => `nvapi-boot-${uuidv4()}`;
@@ -32,15 +23,15 @@ describe('api key store', () => {
     expect(record.ncaId).toBe('team-b');
     expect((await store.verify(key))?.ncaId).toBe('team-b');
     const legacy = { id: 'legacy', name: 'old', scopes: ['invoke_function'], createdAt: new Date().toISOString() };
-    await redis.hset(keys.apiKeys, 'legacy', JSON.stringify(legacy));
+    await db.redis.hset(keys.apiKeys, 'legacy', JSON.stringify(legacy));
     expect((await store.list()).find((r) => r.id === 'legacy')).toEqual(legacy);
   });
 
   it('reads a record holding a scope this release does not know (a newer gateway wrote it) without that scope', async () => {
     const { key, record } = await store.create({ name: 'next', scopes: ['invoke_function'] });
-    const [field] = (await redis.hkeys(keys.apiKeys)) as [string];
-    const stored = JSON.parse((await redis.hget(keys.apiKeys, field)) ?? '{}') as { scopes: string[] };
-    await redis.hset(
+    const [field] = (await db.redis.hkeys(keys.apiKeys)) as [string];
+    const stored = JSON.parse((await db.redis.hget(keys.apiKeys, field)) ?? '{}') as { scopes: string[] };
+    await db.redis.hset(
       keys.apiKeys,
       field,
       JSON.stringify({ ...stored, scopes: ['invoke_function', 'from_the_future'] }),
@@ -54,7 +45,7 @@ describe('api key store', () => {
     expect(key).toMatch(/^nvapi-[A-Za-z0-9_-]{43}$/);
     expect(record.scopes).toEqual(['invoke_function']);
     expect(await store.verify(key)).toEqual(record);
-    expect(JSON.stringify(await redis.hvals(keys.apiKeys))).not.toContain(key);
+    expect(JSON.stringify(await db.redis.hvals(keys.apiKeys))).not.toContain(key);
     expect(await store.revoke(record.id)).toBe(true);
     expect(await store.verify(key)).toBeUndefined();
     expect(await store.revoke('no-such-id')).toBe(false);

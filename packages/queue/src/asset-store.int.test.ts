@@ -1,6 +1,5 @@
-import { type RedisHandle, startRedis } from '@nvcf/testing';
 import { v4 as uuidv4 } from 'uuid';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import {
   AssetQuotaError,
   type AssetStore,
@@ -9,24 +8,16 @@ import {
   DEFAULT_ASSET_TTL_SECONDS,
 } from './asset-store.ts';
 import { createKeys, type Keys } from './keys.ts';
-import { createRedis, type RedisClient } from './redis-connection.ts';
+import { usePrivateRedis } from './private-redis.ts';
 
-let server: RedisHandle;
-let redis: RedisClient;
+const db = usePrivateRedis();
+
 let keys: Keys;
 let store: AssetStore;
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = createRedis(server.url);
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.close();
-});
 beforeEach(() => {
   keys = createKeys(`t${uuidv4().slice(0, 8)}`);
-  store = createAssetStore(redis, keys, { ttlSeconds: 120 });
+  store = createAssetStore(db.redis, keys, { ttlSeconds: 120 });
 });
 
 const newAsset = (ownerSubject = 'alice', description = 'd') =>
@@ -39,7 +30,7 @@ describe('asset store', () => {
     expect(a.assetId).toMatch(/^[0-9a-f-]{36}$/);
     expect(Date.parse(a.createdAt)).toBeGreaterThan(Date.now() - 5000);
     expect(await store.get(a.assetId)).toEqual(a);
-    const ttl = await redis.ttl(keys.asset(a.assetId));
+    const ttl = await db.redis.ttl(keys.asset(a.assetId));
     expect(ttl).toBeGreaterThan(110);
     expect(ttl).toBeLessThanOrEqual(120);
 
@@ -47,7 +38,7 @@ describe('asset store', () => {
     expect(up).toMatchObject({ ...a, size: 42 });
     expect(up?.uploadedAt).toBeDefined();
     expect(await store.get(a.assetId)).toEqual(up);
-    expect(await redis.ttl(keys.asset(a.assetId))).toBeGreaterThan(110); // the upload kept the expiry
+    expect(await db.redis.ttl(keys.asset(a.assetId))).toBeGreaterThan(110); // the upload kept the expiry
 
     expect(await store.delete(a.assetId)).toEqual(up);
     expect(await store.get(a.assetId)).toBeUndefined();
@@ -75,12 +66,12 @@ describe('asset store', () => {
     await store.delete(a1.assetId);
     expect((await store.list('alice')).map((a) => a.assetId)).toEqual([a2.assetId]);
     // A record Redis expired drops out of the list even before its index entry does.
-    await redis.del(keys.asset(a2.assetId));
+    await db.redis.del(keys.asset(a2.assetId));
     expect(await store.list('alice')).toEqual([]);
   });
 
   it('hands out the ids of expired assets until they are forgotten', async () => {
-    const short = createAssetStore(redis, keys, { ttlSeconds: 1 });
+    const short = createAssetStore(db.redis, keys, { ttlSeconds: 1 });
     const a = await short.create({ contentType: 'a/b', description: '', ncaId: 'n', ownerSubject: 'o' });
     const b = await short.create({ contentType: 'a/b', description: '', ncaId: 'n', ownerSubject: 'o' });
     expect(await short.expired(10)).toEqual([]);
@@ -108,8 +99,8 @@ describe('asset store', () => {
 
   it('has NVCF’s defaults and object keys', () => {
     expect(DEFAULT_ASSET_TTL_SECONDS).toBe(86_400);
-    expect(createAssetStore(redis, keys).ttlSeconds).toBe(86_400);
-    expect(() => createAssetStore(redis, keys, { ttlSeconds: 0 })).toThrow();
+    expect(createAssetStore(db.redis, keys).ttlSeconds).toBe(86_400);
+    expect(() => createAssetStore(db.redis, keys, { ttlSeconds: 0 })).toThrow();
     expect(assetObjectKey('abc')).toBe('assets/abc');
   });
 });
@@ -161,7 +152,7 @@ describe('per-owner quota', () => {
     await store.delete(a.assetId);
     expect(await store.markUploaded(b.assetId, 100, quota)).toMatchObject({ size: 100 });
 
-    const short = createAssetStore(redis, keys, { ttlSeconds: 1 });
+    const short = createAssetStore(db.redis, keys, { ttlSeconds: 1 });
     const d = await short.create({ contentType: 'a/b', description: '', ncaId: 'n', ownerSubject: 'carol' });
     await short.markUploaded(d.assetId, 100, quota);
     const c = await newAsset('carol'); // created last: the owner's index lives as long as it

@@ -1,27 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_AUTHORIZED_PARTIES } from '@nvcf/protocol';
-import { type RedisHandle, startRedis } from '@nvcf/testing';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createFunctionAuthorizationStore, type FunctionAuthorizationStore } from './function-authorization-store.ts';
 import { createKeys, type Keys } from './keys.ts';
-import { createRedis, type RedisClient } from './redis-connection.ts';
+import { usePrivateRedis } from './private-redis.ts';
 
-let server: RedisHandle;
-let redis: RedisClient;
+const db = usePrivateRedis();
+
 let keys: Keys;
 let store: FunctionAuthorizationStore;
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = createRedis(server.url);
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.close();
-});
 beforeEach(() => {
   keys = createKeys(`t${randomUUID().slice(0, 8)}`);
-  store = createFunctionAuthorizationStore(redis, keys);
+  store = createFunctionAuthorizationStore(db.redis, keys);
 });
 
 const fid = '6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
@@ -79,6 +70,6 @@ describe('function authorization store', () => {
     await store.clear(fid, undefined);
     expect(await store.get(fid)).toEqual({ function: [], versions: { [v2]: [{ ncaId: 'c' }] } });
     await store.forget(fid);
-    expect(await redis.exists(keys.functionAuthorizations(fid))).toBe(0);
+    expect(await db.redis.exists(keys.functionAuthorizations(fid))).toBe(0);
   });
 });

@@ -1,28 +1,20 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { type RedisHandle, startRedis } from '@nvcf/testing';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createFunctionSecretStore, type FunctionSecretStore, type VersionRef } from './function-secret-store.ts';
 import { createKeys, type Keys } from './keys.ts';
-import { createRedis, type RedisClient } from './redis-connection.ts';
+import { usePrivateRedis } from './private-redis.ts';
+import type { RedisClient } from './redis-connection.ts';
 import { createSecretCipher, SecretDecryptError } from './secret-cipher.ts';
 
-let server: RedisHandle;
-let redis: RedisClient;
+const db = usePrivateRedis();
+
 let keys: Keys;
 let store: FunctionSecretStore;
 const key = randomBytes(32);
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = createRedis(server.url);
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.close();
-});
 beforeEach(() => {
   keys = createKeys(`t${randomUUID().slice(0, 8)}`);
-  store = createFunctionSecretStore(redis, keys, createSecretCipher({ key }));
+  store = createFunctionSecretStore(db.redis, keys, createSecretCipher({ key }));
 });
 
 const newRef = (): VersionRef => ({ functionId: randomUUID(), versionId: randomUUID() });
@@ -30,8 +22,8 @@ const PLAINTEXT = 'sk-live-the-plaintext-value-7f3a';
 
 /** Every byte this key space holds in Redis (DUMP: the stored serialization, whatever the type). */
 async function everyStoredByte(): Promise<Buffer> {
-  const names = await redis.keys(`${keys.prefix}:*`);
-  const dumps = await Promise.all(names.map((name) => redis.dumpBuffer(name)));
+  const names = await db.redis.keys(`${keys.prefix}:*`);
+  const dumps = await Promise.all(names.map((name) => db.redis.dumpBuffer(name)));
   return Buffer.concat([...names.map((n) => Buffer.from(n)), ...dumps.flatMap((d) => (d ? [d] : []))]);
 }
 
@@ -45,7 +37,7 @@ describe('function secret store', () => {
     for (const plain of [PLAINTEXT, 'hunter2', 'OPENAI_API_KEY', 'DB_PASSWORD']) {
       expect(stored.includes(Buffer.from(plain)), plain).toBe(false);
     }
-    expect(await redis.get(keys.functionSecrets(ref.versionId))).toMatch(/^v1:[0-9a-f]{8}:/);
+    expect(await db.redis.get(keys.functionSecrets(ref.versionId))).toMatch(/^v1:[0-9a-f]{8}:/);
   });
 
   it('replaces the whole set; an empty set and remove() delete it', async () => {
@@ -55,7 +47,7 @@ describe('function secret store', () => {
     await store.replace(ref, { C: '3' });
     expect(await store.read(ref)).toEqual({ C: '3' });
     await store.replace(ref, {});
-    expect(await redis.exists(keys.functionSecrets(ref.versionId))).toBe(0);
+    expect(await db.redis.exists(keys.functionSecrets(ref.versionId))).toBe(0);
     await store.replace(ref, { D: '4' });
     await store.remove(ref.versionId);
     expect(await store.read(ref)).toEqual({});
@@ -65,7 +57,10 @@ describe('function secret store', () => {
     const a = newRef();
     const b = newRef();
     await store.replace(a, { A: PLAINTEXT });
-    await redis.set(keys.functionSecrets(b.versionId), (await redis.get(keys.functionSecrets(a.versionId))) ?? '');
+    await db.redis.set(
+      keys.functionSecrets(b.versionId),
+      (await db.redis.get(keys.functionSecrets(a.versionId))) ?? '',
+    );
     await expect(store.read(b)).rejects.toThrow(SecretDecryptError);
     // Same version id under another function: bound too.
     await expect(store.read({ ...a, functionId: randomUUID() })).rejects.toThrow(SecretDecryptError);
@@ -74,7 +69,7 @@ describe('function secret store', () => {
   it('without a key: deletes, refuses to write or read', async () => {
     const ref = newRef();
     await store.replace(ref, { A: '1' });
-    const keyless = createFunctionSecretStore(redis, keys, undefined);
+    const keyless = createFunctionSecretStore(db.redis, keys, undefined);
     expect(keyless.enabled).toBe(false);
     await expect(keyless.replace(ref, { A: '2' })).rejects.toThrow(/NVCF_SECRETS_KEY/);
     await expect(keyless.read(ref)).rejects.toThrow(/NVCF_SECRETS_KEY/);
@@ -86,11 +81,11 @@ describe('function secret store', () => {
     const ref = newRef();
     await store.replace(ref, { A: PLAINTEXT });
     const newKey = randomBytes(32);
-    const rotating = createFunctionSecretStore(redis, keys, createSecretCipher({ key: newKey, previousKey: key }));
+    const rotating = createFunctionSecretStore(db.redis, keys, createSecretCipher({ key: newKey, previousKey: key }));
     expect(await rotating.read(ref)).toEqual({ A: PLAINTEXT });
     expect(await rotating.reencrypt(ref)).toBe(true);
     expect(await rotating.reencrypt(ref)).toBe(false); // already under the new key
-    const onlyNew = createFunctionSecretStore(redis, keys, createSecretCipher({ key: newKey }));
+    const onlyNew = createFunctionSecretStore(db.redis, keys, createSecretCipher({ key: newKey }));
     expect(await onlyNew.read(ref)).toEqual({ A: PLAINTEXT });
     await expect(store.read(ref)).rejects.toThrow(SecretDecryptError); // the old key alone no longer opens it
     expect(await rotating.reencrypt(newRef())).toBe(false); // no set: nothing to do
@@ -98,14 +93,14 @@ describe('function secret store', () => {
     // A PUT between the rotation's read and its write is kept.
     const raced = newRef();
     await store.replace(raced, { A: 'old' });
-    const original = redis.get.bind(redis);
+    const original = db.redis.get.bind(db.redis);
     const spy = async (k: string) => {
       const value = await original(k);
       await onlyNew.replace(raced, { A: 'new' });
       return value;
     };
     const racing = createFunctionSecretStore(
-      Object.assign(Object.create(redis), { get: spy }) as RedisClient,
+      Object.assign(Object.create(db.redis), { get: spy }) as RedisClient,
       keys,
       createSecretCipher({ key: newKey, previousKey: key }),
     );

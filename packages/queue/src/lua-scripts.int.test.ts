@@ -1,34 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { type RedisHandle, startRedis } from '@nvcf/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createKeys, newRequestId } from './keys.ts';
 import { SCRIPT_LIBRARY } from './lua-scripts.ts';
-import { createRedis, type RedisClient } from './redis-connection.ts';
+import { usePrivateRedis } from './private-redis.ts';
 import { createRequestStore } from './request-store.ts';
 
-/** The scripts as a Redis function library: loaded on first use, and again when Redis forgot it. */
-let server: RedisHandle;
-let redis: RedisClient;
+const db = usePrivateRedis();
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = createRedis(server.url);
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.close();
-});
+/** The scripts as a Redis function library: loaded on first use, and again when Redis forgot it. */
 
 const libraries = async () =>
-  ((await redis.call('function', 'list')) as unknown[][]).map((lib) => String(lib[lib.indexOf('library_name') + 1]));
+  ((await db.redis.call('function', 'list')) as unknown[][]).map((lib) => String(lib[lib.indexOf('library_name') + 1]));
 
 describe('script library', () => {
   it('is loaded by the first call, and again after Redis lost it (a restart without persistence)', async () => {
-    const store = createRequestStore(redis, createKeys(`s${randomUUID().slice(0, 8)}`), { ttlSeconds: 60 });
+    const store = createRequestStore(db.redis, createKeys(`s${randomUUID().slice(0, 8)}`), { ttlSeconds: 60 });
     const id = newRequestId(randomUUID());
     expect(await store.create(id, 'f', 'v')).toBe(true);
     expect(await libraries()).toEqual([SCRIPT_LIBRARY]);
-    await redis.call('function', 'flush');
+    await db.redis.call('function', 'flush');
     expect(await libraries()).toEqual([]);
     // Calls in flight together while the library is missing: each is answered once it is back.
     const reports = await Promise.all([store.reportProgress(id, 5), store.reportProgress(id, 10)]);

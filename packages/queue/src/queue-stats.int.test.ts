@@ -1,28 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { type RedisHandle, startRedis } from '@nvcf/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createInvocationProducer } from './invocation-producer.ts';
 import { createKeys, newRequestId, WORKERS_GROUP } from './keys.ts';
+import { usePrivateRedis } from './private-redis.ts';
 import { createQueueStats } from './queue-stats.ts';
-import { createRedis, type RedisClient } from './redis-connection.ts';
 
-let server: RedisHandle;
-let redis: RedisClient;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = createRedis(server.url);
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.close();
-});
+const db = usePrivateRedis();
 
 describe('queue stats (what the gateway metrics read)', () => {
   it('counts waiting, active and delayed jobs and the oldest waiting job’s age, without a queue or a group first', async () => {
     const keys = createKeys(`s${randomUUID().slice(0, 8)}`);
-    const stats = createQueueStats(redis, keys);
-    const producer = createInvocationProducer(redis, keys, { attempts: 3, ttlSeconds: 60 });
+    const stats = createQueueStats(db.redis, keys);
+    const producer = createInvocationProducer(db.redis, keys, { attempts: 3, ttlSeconds: 60 });
     const versionId = randomUUID();
     const none = { waiting: 0, active: 0, delayed: 0, oldestWaitingSeconds: 0 };
     // No stream yet: nothing was ever queued for this version.
@@ -47,18 +36,18 @@ describe('queue stats (what the gateway metrics read)', () => {
 
     // A worker takes one, as the consumer does (XREADGROUP through the workers' group).
     const q = keys.queue(versionId);
-    await redis.xgroup('CREATE', q.stream, WORKERS_GROUP, '0');
-    await redis.xreadgroup('GROUP', WORKERS_GROUP, 'w1', 'COUNT', 1, 'STREAMS', q.stream, '>');
+    await db.redis.xgroup('CREATE', q.stream, WORKERS_GROUP, '0');
+    await db.redis.xreadgroup('GROUP', WORKERS_GROUP, 'w1', 'COUNT', 1, 'STREAMS', q.stream, '>');
     counts = await stats.counts(versionId);
     expect(counts).toMatchObject({ waiting: 1, active: 1, delayed: 0 });
     expect(counts.oldestWaitingSeconds).toBeGreaterThanOrEqual(0);
 
     // The second is taken too: nothing waits, so no age.
-    await redis.xreadgroup('GROUP', WORKERS_GROUP, 'w2', 'COUNT', 1, 'STREAMS', q.stream, '>');
+    await db.redis.xreadgroup('GROUP', WORKERS_GROUP, 'w2', 'COUNT', 1, 'STREAMS', q.stream, '>');
     expect(await stats.counts(versionId)).toEqual({ ...none, active: 2 });
 
     // A retry pausing sits in the delayed set.
-    await redis.zadd(q.delayed, Date.now() + 60_000, 'retrying-request');
+    await db.redis.zadd(q.delayed, Date.now() + 60_000, 'retrying-request');
     expect(await stats.counts(versionId)).toEqual({ ...none, active: 2, delayed: 1 });
   });
 });

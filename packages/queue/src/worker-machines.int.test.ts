@@ -1,26 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { type RedisHandle, startRedis } from '@nvcf/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createFunctionRegistry } from './function-registry.ts';
 import { createKeys } from './keys.ts';
-import { createRedis, type RedisClient } from './redis-connection.ts';
+import { usePrivateRedis } from './private-redis.ts';
 
-let server: RedisHandle;
-let redis: RedisClient;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = createRedis(server.url);
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.close();
-});
+const db = usePrivateRedis();
 
 describe('the machines of live workers (what cluster groups list)', () => {
   it('lists a worker while its heartbeat lives, drops it when it expires or says it is gone', async () => {
     const keys = createKeys(`m${randomUUID().slice(0, 8)}`);
-    const registry = createFunctionRegistry(redis, keys);
+    const registry = createFunctionRegistry(db.redis, keys);
     const versionId = randomUUID();
     const gpu = { pool: 'gpu', gpu: 'H100', instanceType: 'h100.x1', startedAt: 1_700_000_000_000 };
     const before = Date.now();
@@ -43,6 +32,6 @@ describe('the machines of live workers (what cluster groups list)', () => {
     // A heartbeat whose time is already up: the entry is expired, not listed, and removed by that read.
     await registry.heartbeat('w1', [versionId], 0, gpu);
     expect(await registry.liveMachines()).toEqual([]);
-    expect(await redis.hlen(keys.workers)).toBe(0);
+    expect(await db.redis.hlen(keys.workers)).toBe(0);
   });
 });
