@@ -10,13 +10,13 @@ import type {
 import { accessLog, type Logger, type Tracing, tracingOff } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { every } from 'hono/combine';
-import { cors } from 'hono/cors';
 import { type AssetService, assetRoutes } from './assets/index.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import { consoleRoutes } from './console/console-routes.ts';
 import type { AuthorizationService } from './control/authorization-service.ts';
 import type { FunctionAccess } from './control/function-access.ts';
 import type { FunctionService } from './control/function-service.ts';
+import { corsHeaders } from './http/cors-headers.ts';
 import type { EventStreamDeps } from './http/event-stream-response.ts';
 import { openWaitLimit } from './http/open-waits.ts';
 import { openApiRoutes } from './http/openapi-routes.ts';
@@ -91,11 +91,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
   // The NVCF API only: health checks and probes would fill traces with nothing to follow.
   app.use('/v2/nvcf/*', traceSpan(deps.tracing ?? tracingOff));
   app.use(
-    cors({
-      origin: '*',
-      exposeHeaders: ['nvcf-reqid', 'nvcf-status', 'nvcf-percent-complete', 'location'],
-      maxAge: 86400,
-    }),
+    corsHeaders({ exposeHeaders: ['nvcf-reqid', 'nvcf-status', 'nvcf-percent-complete', 'location'], maxAge: 86400 }),
   );
   app.route('/', healthRoutes(deps.redis, deps.healthTimeoutMs));
   app.route('/', functionRoutes(deps.registry, deps.functions, deps.access, deps.auth));

@@ -7,10 +7,13 @@ export type { Logger };
  * appear, and request/response bodies and tensors are never passed to a logger in the first place.
  */
 export function createLogger(opts: { name: string; level: string; sync?: boolean }): Logger {
-  // Asynchronous writes: a synchronous write syscall per line on the request path cost ~5% of a core at
-  // 1.4k requests/s. Lines logged while a write is in flight leave together; an idle process writes at
-  // once; pino flushes what is pending on exit.
-  const destination = pino.destination({ dest: 1, sync: opts.sync ?? false });
+  // Asynchronous, buffered writes: a write syscall per line on the request path cost ~5% of a core at
+  // 1.4k requests/s, and one per access line still ~3% of the gateway's CPU. Lines leave in writes of 4 KB or
+  // every 100 ms, whichever comes first; pino flushes what is pending on exit.
+  const sync = opts.sync ?? false;
+  const destination = pino.destination(
+    sync ? { dest: 1, sync } : { dest: 1, sync, minLength: 4096, periodicFlush: 100 },
+  );
   return pino(
     {
       name: opts.name,

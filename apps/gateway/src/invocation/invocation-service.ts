@@ -40,9 +40,9 @@ export interface InvokeRequest {
   headers: Record<string, string>;
   /**
    * Every client header a container function receives (NVCF forwards all but credentials and hop-by-hop
-   * names to a container); absent: `headers`, which model functions get.
+   * names to a container); absent: `headers`, which model functions get. Read only for a container function.
    */
-  containerHeaders?: Record<string, string>;
+  containerHeaders?: () => Record<string, string>;
   /** Assets the caller referenced, resolved and authorized. */
   assetIds?: string[];
   pollSeconds: number;
@@ -191,7 +191,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
           functionId: fv.id,
           versionId: fv.versionId,
           input,
-          headers: fv.container && req.containerHeaders ? req.containerHeaders : req.headers,
+          headers: fv.container && req.containerHeaders ? req.containerHeaders() : req.headers,
           ...(req.assetIds && req.assetIds.length > 0 ? { assetIds: req.assetIds } : {}),
           reply: { gatewayId: completions.gatewayId, maxInlineBytes: deps.maxInlineResultBytes },
           ...(req.directOnly ? { directOnly: true } : {}),

@@ -193,7 +193,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
       versionId,
       input,
       headers,
-      containerHeaders: forwardedHeaders(c.req.raw.headers, 'all'),
+      containerHeaders: () => forwardedHeaders(c.req.raw.headers, 'all'),
       assetIds,
       pollSeconds,
       signal: c.req.raw.signal,
