@@ -71,6 +71,7 @@ export const WorkerEnv = z
     ORT_EXECUTION_PROVIDERS: providerList,
     ORT_INTRA_OP_THREADS: envInt(1, 0, 256),
     ORT_INTER_OP_THREADS: envInt(1, 0, 256),
+    ORT_INLINE_MAX_US: envInt(250, 0, 100_000),
     WORKER_CPU_INSTANCES: envInt(0, 0, 256),
     MAX_TENSOR_ELEMENTS: envInt(1 << 26, 1),
     MAX_HTTP_BODY_BYTES: envInt(64 * 1024 * 1024, 1),
@@ -161,6 +162,8 @@ export interface WorkerConfig {
   cpuInstances: number;
   intraOpThreads: number;
   interOpThreads: number;
+  /** Runs of a CPU model measured under this many µs execute on the event loop instead of a model thread; 0: never. */
+  inlineMaxMicros: number;
   maxTensorElements: number;
   maxHttpBodyBytes: number;
   lockDurationMs: number;
@@ -233,6 +236,7 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     cpuInstances: env.WORKER_CPU_INSTANCES,
     intraOpThreads: env.ORT_INTRA_OP_THREADS,
     interOpThreads: env.ORT_INTER_OP_THREADS,
+    inlineMaxMicros: env.ORT_INLINE_MAX_US,
     maxTensorElements: env.MAX_TENSOR_ELEMENTS,
     maxHttpBodyBytes: env.MAX_HTTP_BODY_BYTES,
     lockDurationMs: env.WORKER_LOCK_DURATION_MS,

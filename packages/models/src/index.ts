@@ -126,6 +126,7 @@ export {
   type ValueSpec,
 } from './onnx/builder.ts';
 export { readOnnxSignature } from './onnx/onnx-signature.ts';
+export { isStraightLineGraph } from './onnx/straight-line.ts';
 export { archiveFilesFor, isZipArchive, type ModelArchive, readModelArchive } from './repository/model-archive.ts';
 export {
   compareModelVersions,

@@ -10,6 +10,8 @@ export interface CoreConfig {
   executionProviders: string[];
   intraOpThreads: number;
   interOpThreads: number;
+  /** Runs measured under this many µs execute on the event loop (runtime/inline-runs.ts); absent or 0: never. */
+  inlineMaxMicros?: number;
   /** Instances of a model whose config names no count: 0 one per core; absent, Triton's 2. */
   cpuInstances?: number;
 }
@@ -29,6 +31,7 @@ export async function startInferenceCore(
     executionProviders: config.executionProviders,
     intraOpNumThreads: config.intraOpThreads,
     interOpNumThreads: config.interOpThreads,
+    ...(config.inlineMaxMicros === undefined ? {} : { inlineMaxMicros: config.inlineMaxMicros }),
     logger,
   });
   const core = createInferenceCore({

@@ -6,8 +6,14 @@ import type { FromInstance, InstanceThreadData, ThreadError, ToInstance } from '
 
 const SESSION_THREAD = new URL('./session-thread.ts', import.meta.url);
 
+/** A run's outputs and how long the session took to make them. */
+export interface ThreadRun {
+  outputs: Tensor[];
+  ms: number;
+}
+
 interface PendingRun {
-  resolve(outputs: Tensor[]): void;
+  resolve(run: ThreadRun): void;
   reject(err: Error): void;
 }
 
@@ -72,11 +78,11 @@ export class InstanceThread {
   }
 
   /** With `move`, inputs' sole-view buffers go to the thread (tensor-transfer.ts); otherwise they are copied. */
-  run(inputs: Tensor[], fetches: string[], move: boolean): Promise<Tensor[]> {
+  run(inputs: Tensor[], fetches: string[], move: boolean): Promise<ThreadRun> {
     if (this.#gone) return Promise.reject(this.#gone);
     const id = ++this.#nextId;
     const moved = forTransfer(inputs, move);
-    return new Promise<Tensor[]>((resolve, reject) => {
+    return new Promise<ThreadRun>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
       this.#worker.ref();
       const message: ToInstance = { kind: 'run', id, inputs: moved.tensors, fetches };
@@ -103,7 +109,7 @@ export class InstanceThread {
       if (!run) return;
       this.#pending.delete(message.id);
       if (this.#pending.size === 0) this.#worker.unref();
-      if (message.kind === 'ran') run.resolve(message.outputs);
+      if (message.kind === 'ran') run.resolve({ outputs: message.outputs, ms: message.ms });
       else run.reject(fromThreadError(message.error));
     }
   }

@@ -167,3 +167,44 @@ describe('after unload', () => {
     await other.close();
   });
 });
+
+describe('runs too small for a thread hand-off', () => {
+  it('move to the event loop once sixteen in a row ran under the limit, and answer the same there', async () => {
+    const entry = (await scanModelRepository(dir)).find((e) => e.name === 'simple')!;
+    const said: string[] = [];
+    const inlineCache = new SessionCache({
+      executionProviders: ['cpu'],
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+      // A limit no run of `simple` comes near, whatever the machine: the test is about where runs go, not speed.
+      inlineMaxMicros: 1_000_000,
+      logger: { info: (_o, msg) => said.push(msg ?? ''), warn: (_o, msg) => said.push(msg ?? '') },
+    });
+    try {
+      const model = await inlineCache.load(entry);
+      const inputs = (): Tensor[] => [
+        { name: 'INPUT0', datatype: 'INT32', shape: [1, 16], data: Int32Array.from({ length: 16 }, (_, i) => i) },
+        { name: 'INPUT1', datatype: 'INT32', shape: [1, 16], data: new Int32Array(16).fill(1) },
+      ];
+      const inlineLine = 'small runs of this model take less than a thread hand-off: they run on the event loop';
+      for (let i = 0; i < 40; i++) {
+        const [sum, difference] = await model.run(inputs(), ['OUTPUT0', 'OUTPUT1']);
+        expect(Array.from(sum?.data as Int32Array)).toEqual(Array.from({ length: 16 }, (_, k) => k + 1));
+        expect(Array.from(difference?.data as Int32Array)).toEqual(Array.from({ length: 16 }, (_, k) => k - 1));
+        // The 16th thread run qualifies the model; its inline session opens while later runs go on.
+        if (i < 15) expect(said).not.toContain(inlineLine);
+      }
+      expect(said.filter((m) => m === inlineLine)).toHaveLength(1);
+      // A request too large for what was measured goes to a thread and is answered all the same.
+      const rows = 4;
+      const big: Tensor[] = [
+        int32('INPUT0', [rows, 16]),
+        { name: 'INPUT1', datatype: 'INT32', shape: [rows, 16], data: new Int32Array(rows * 16).fill(2) },
+      ];
+      const [sum] = await model.run(big, ['OUTPUT0']);
+      expect(Array.from(sum?.data as Int32Array)).toEqual(new Array(rows * 16).fill(2));
+    } finally {
+      await inlineCache.close();
+    }
+  });
+});

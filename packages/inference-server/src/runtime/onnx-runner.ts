@@ -1,4 +1,5 @@
 import { AppError, type Tensor, type TensorSpec } from '@nvcf/protocol';
+import { createInlineRuns, inputElements } from './inline-runs.ts';
 import { InstanceThread } from './instance-thread.ts';
 import type { ModelSignature, UnsupportedTensor } from './model-signature.ts';
 import type { InstanceThreadData } from './thread-messages.ts';
@@ -47,6 +48,7 @@ export interface ModelHandle {
 }
 
 export interface InstanceLogger {
+  info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
 }
 
@@ -64,6 +66,8 @@ export async function startOnnxModel(
   data: InstanceThreadData,
   meta: { name: string; version: string; provider: string },
   logger: InstanceLogger,
+  /** Runs measured under this many µs go to the event loop (inline-runs.ts); 0: every run on a thread. */
+  inlineMaxMicros = 0,
 ): Promise<ModelHandle> {
   const instances: InstanceThread[] = [];
   let wanted = 1;
@@ -99,6 +103,7 @@ export async function startOnnxModel(
   }
 
   const first = await InstanceThread.start(data, replace);
+  const inline = createInlineRuns(data, inlineMaxMicros, logger, meta);
   instances.push(first);
   const signature: ModelSignature = first.signature;
 
@@ -127,8 +132,12 @@ export async function startOnnxModel(
         throw new AppError('UNAVAILABLE', `model '${meta.name}' version ${meta.version} is unloaded`);
       }
       const fetches = validateRequest(meta.name, signature, inputs, outputNames);
+      const elements = inputElements(inputs);
+      if (inline.covers(elements)) return inline.run(inputs, fetches);
       const instance = await pick();
-      return instance.run(inputs, fetches, options?.moveInputs === true);
+      const { outputs, ms } = await instance.run(inputs, fetches, options?.moveInputs === true);
+      void inline.observe(elements, ms);
+      return outputs;
     },
   };
 
@@ -147,7 +156,7 @@ export async function startOnnxModel(
       releasing ??= (async () => {
         // Each instance finishes the runs already sent to it before its session is freed.
         await Promise.all([...starting]);
-        await Promise.all(instances.splice(0).map((i) => i.release()));
+        await Promise.all([inline.release(), ...instances.splice(0).map((i) => i.release())]);
       })();
       return releasing;
     },

@@ -29,6 +29,8 @@ export interface SessionCacheOptions {
   intraOpNumThreads: number;
   /** Threads across operators (parallel execution mode only); 0 lets ORT choose. */
   interOpNumThreads: number;
+  /** Runs measured under this many µs execute on the event loop (inline-runs.ts); absent or 0: every run on a thread. */
+  inlineMaxMicros?: number;
   logger: SessionLogger;
 }
 
@@ -192,6 +194,7 @@ export class SessionCache {
           },
           { name: entry.name, version: entry.version, provider },
           logger,
+          this.#options.inlineMaxMicros ?? 0,
         );
       } catch (err) {
         failures.push(`${provider}: ${reason(err)}`);

@@ -1,20 +1,17 @@
 /**
  * One model instance: a worker thread holding one ONNX Runtime session. onnxruntime-node's `session.run`
  * occupies the calling thread for the whole inference, so it runs here and the worker's event loop (HTTP,
- * gRPC, health, job lease renewal) never waits on it. Runs arrive one at a time from the instance's owner
- * (instance-thread.ts); tensors come and go as transferred buffers.
+ * gRPC, health, job lease renewal) never waits on it; only runs measured tiny run there instead (inline-runs.ts).
+ * Runs arrive one at a time from the instance's owner (instance-thread.ts); tensors come and go as transferred
+ * buffers.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { AppError, type Tensor } from '@nvcf/protocol';
+import { AppError } from '@nvcf/protocol';
 import * as ort from 'onnxruntime-node';
 import { readModelSignature } from './model-signature.ts';
-import { classifyRunError } from './run-errors.ts';
-import { fromOrtTensor, toOrtTensor } from './tensor-convert.ts';
+import { createSession, runSession } from './session-run.ts';
 import { forTransfer } from './tensor-transfer.ts';
 import type { FromInstance, InstanceThreadData, ThreadError, ToInstance } from './thread-messages.ts';
-
-// A rejected request is reported to its caller; ORT would also print the kernel error to stderr, outside our logs.
-const RUN_OPTIONS: ort.InferenceSession.RunOptions = { logSeverityLevel: 4 };
 
 if (!parentPort) throw new Error('session-thread.ts runs as a worker thread');
 const port = parentPort;
@@ -26,35 +23,12 @@ function toThreadError(err: unknown): ThreadError {
   return { message: err instanceof Error ? err.message : String(err) };
 }
 
-async function run(session: ort.InferenceSession, inputs: Tensor[], fetches: string[]): Promise<Tensor[]> {
-  const feeds = Object.fromEntries(inputs.map((t) => [t.name, toOrtTensor(data.modelName, t)]));
-  let results: ort.InferenceSession.ReturnType;
-  try {
-    results = await session.run(feeds, fetches, RUN_OPTIONS);
-  } catch (err) {
-    throw classifyRunError(err);
-  }
-  return fetches.map((name) => {
-    const value = results[name];
-    if (!value) throw new AppError('INTERNAL', `ONNX Runtime returned no output '${name}'`);
-    return fromOrtTensor(name, value);
-  });
-}
-
 async function main(): Promise<void> {
   // The process-wide level is fixed by the first session (provider-probe.ts); this keeps the thread's copy of it.
   ort.env.logLevel = 'fatal';
   let session: ort.InferenceSession;
   try {
-    session = await ort.InferenceSession.create(data.modelPath, {
-      executionProviders: [data.ortProvider],
-      logSeverityLevel: 2,
-      intraOpNumThreads: data.intraOpNumThreads,
-      interOpNumThreads: data.interOpNumThreads,
-      graphOptimizationLevel: 'all',
-      // Parallelism comes from instances and batching, not from running branches of one graph at once.
-      executionMode: 'sequential',
-    });
+    session = await createSession(data);
   } catch (err) {
     send({ kind: 'load-failed', error: toThreadError(err) });
     return;
@@ -67,9 +41,10 @@ async function main(): Promise<void> {
     if (message.kind === 'run') {
       last = last.then(async () => {
         try {
-          const outputs = await run(session, message.inputs, message.fetches);
+          const timing = { ms: 0 };
+          const outputs = await runSession(session, data.modelName, message.inputs, message.fetches, timing);
           const moved = forTransfer(outputs);
-          send({ kind: 'ran', id: message.id, outputs: moved.tensors }, moved.transfer);
+          send({ kind: 'ran', id: message.id, outputs: moved.tensors, ms: timing.ms }, moved.transfer);
         } catch (err) {
           send({ kind: 'run-failed', id: message.id, error: toThreadError(err) });
         }

@@ -26,6 +26,7 @@ export type ToInstance =
 export type FromInstance =
   | { kind: 'ready'; signature: ModelSignature }
   | { kind: 'load-failed'; error: ThreadError }
-  | { kind: 'ran'; id: number; outputs: Tensor[] }
+  /** `ms`: how long the session's run took, for the owner's choice of where small runs go (inline-runs.ts). */
+  | { kind: 'ran'; id: number; outputs: Tensor[]; ms: number }
   | { kind: 'run-failed'; id: number; error: ThreadError }
   | { kind: 'released' };

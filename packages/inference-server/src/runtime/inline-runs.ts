@@ -1,0 +1,147 @@
+import { readFile, stat } from 'node:fs/promises';
+import { isStraightLineGraph } from '@nvcf/models';
+import type { Tensor } from '@nvcf/protocol';
+import type * as ort from 'onnxruntime-node';
+import { createSession, runSession } from './session-run.ts';
+import type { InstanceThreadData } from './thread-messages.ts';
+
+/** Consecutive thread runs under the limit before a model's runs of that size move to the event loop. */
+const QUALIFYING_RUNS = 16;
+/** A second session of the model lives on the event loop's thread: only small model files are considered. */
+const MAX_MODEL_BYTES = 16 * 1024 * 1024;
+/** An inline run that took this many times the limit is a miss. */
+const MISS_FACTOR = 8;
+/** A fresh session's first runs are slow (its memory arena grows): they count no misses. */
+const WARM_UP_RUNS = 8;
+/**
+ * Eight misses among the last 64 inline runs send the model back to its threads for good. One miss proves little:
+ * a busy machine can preempt the process mid-run for milliseconds.
+ */
+const MISS_WINDOW = 64;
+const MAX_MISSES = 8;
+
+export interface InlineRunsLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+/**
+ * Where a model's smallest runs go. Handing a run to an instance thread and its answer back wakes two threads;
+ * on a small model that costs far more than the inference (on a 2-core VM: ~0.7 ms of a pexec's latency beside a
+ * 40 µs run). So once a model's thread runs have stayed under `maxMicros` sixteen times in a row, runs with at most
+ * as many input elements as those had execute on the event loop, on a session of its own there; larger ones, and
+ * every run of a model with control flow or custom operators (its time depends on what the inputs hold), stay on
+ * threads. Inline runs that take far longer than the limit send the model back to its threads for good.
+ * `maxMicros` 0, or a provider other than the CPU, keeps every run on threads.
+ */
+export interface InlineRuns {
+  /** Whether a run with `elements` input elements executes on the event loop. */
+  covers(elements: number): boolean;
+  run(inputs: Tensor[], fetches: string[]): Promise<Tensor[]>;
+  /**
+   * A thread run's size and duration. Returns the opening of the inline session when this run qualified the model:
+   * it resolves once runs go inline, or once the model turned out not to qualify.
+   */
+  observe(elements: number, ms: number): Promise<void> | undefined;
+  release(): Promise<void>;
+}
+
+/** Total input elements of a request: what decides whether a run is small. */
+export function inputElements(inputs: readonly Tensor[]): number {
+  let n = 0;
+  for (const t of inputs) n += t.data.length;
+  return n;
+}
+
+export function createInlineRuns(
+  data: InstanceThreadData,
+  maxMicros: number,
+  logger: InlineRunsLogger,
+  meta: { name: string; version: string },
+): InlineRuns {
+  let state: 'watching' | 'opening' | 'inline' | 'never' =
+    maxMicros > 0 && data.ortProvider === 'cpu' ? 'watching' : 'never';
+  let streak = 0;
+  let streakElements = 0;
+  let upTo = -1;
+  let session: ort.InferenceSession | undefined;
+  const misses: boolean[] = [];
+  let inlineRuns = 0;
+  const limitMs = maxMicros / 1000;
+
+  async function open(elements: number): Promise<void> {
+    try {
+      const { size } = await stat(data.modelPath);
+      if (size > MAX_MODEL_BYTES || !isStraightLineGraph(await readFile(data.modelPath))) {
+        state = 'never';
+        return;
+      }
+      // One thread: intra-op workers would bring back the wake-ups this avoids.
+      const opened = await createSession({ ...data, intraOpNumThreads: 1, interOpNumThreads: 1 });
+      if (state !== 'opening') {
+        await opened.release();
+        return;
+      }
+      session = opened;
+      upTo = elements;
+      state = 'inline';
+      logger.info(
+        { model: meta.name, version: meta.version, elements, maxMicros },
+        'small runs of this model take less than a thread hand-off: they run on the event loop',
+      );
+    } catch (err) {
+      if (state === 'opening') state = 'never';
+      logger.warn(
+        { model: meta.name, version: meta.version, err },
+        'inline session failed to open; runs stay on threads',
+      );
+    }
+  }
+
+  async function close(): Promise<void> {
+    state = 'never';
+    const s = session;
+    session = undefined;
+    await s?.release();
+  }
+
+  return {
+    covers: (elements) => state === 'inline' && elements <= upTo,
+    async run(inputs, fetches) {
+      if (!session) throw new Error('inline run without a session');
+      // Wall time of the run itself: a thread's CPU time is counted in scheduler ticks (4 ms), far coarser.
+      const timing = { ms: 0 };
+      const outputs = await runSession(session, data.modelName, inputs, fetches, timing);
+      const { ms } = timing;
+      if (++inlineRuns <= WARM_UP_RUNS) return outputs;
+      misses.push(ms > limitMs * MISS_FACTOR);
+      if (misses.length > MISS_WINDOW) misses.shift();
+      if (misses.filter(Boolean).length >= MAX_MISSES && state === 'inline') {
+        logger.warn(
+          { model: meta.name, version: meta.version, ms: Math.round(ms * 1000) / 1000, maxMicros },
+          'runs of this model on the event loop took too long: they go back to its threads',
+        );
+        await close();
+      }
+      return outputs;
+    },
+    observe(elements, ms) {
+      if (state === 'inline') {
+        if (ms <= limitMs) upTo = Math.max(upTo, elements);
+        return undefined;
+      }
+      if (state !== 'watching') return undefined;
+      if (ms > limitMs) {
+        streak = 0;
+        streakElements = 0;
+        return undefined;
+      }
+      streak += 1;
+      streakElements = Math.max(streakElements, elements);
+      if (streak < QUALIFYING_RUNS) return undefined;
+      state = 'opening';
+      return open(streakElements);
+    },
+    release: close,
+  };
+}
