@@ -1,5 +1,5 @@
 import type { InvocationProcessor } from '@nvcf/queue';
-import type { Tracing } from '@nvcf/service-kit';
+import { recordSpanFailure, type Tracing } from '@nvcf/service-kit';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 
 /**
@@ -40,8 +40,7 @@ export function tracedProcessor(processor: InvocationProcessor, tracing: Tracing
         return result;
       } catch (err) {
         // Thrown: the consumer retries the job (or answers it failed on its last attempt).
-        span.recordException(err instanceof Error ? err : String(err));
-        span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+        recordSpanFailure(span, err);
         throw err;
       } finally {
         span.end();

@@ -6,4 +6,5 @@ export * from './http/read-body.ts';
 export * from './logger.ts';
 export * from './secrets-env.ts';
 export * from './shutdown.ts';
+export * from './tracing/span-failure.ts';
 export * from './tracing/start-tracing.ts';

@@ -1,4 +1,5 @@
-import { type Attributes, type Span, type SpanContext, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { recordSpanFailure } from '@nvcf/service-kit';
+import type { Attributes, Span, SpanContext, Tracer } from '@opentelemetry/api';
 import type { BatchedAnswer } from './dynamic-batcher.ts';
 
 export interface RunSpanFacts {
@@ -12,7 +13,8 @@ export interface RunSpanFacts {
 
 /**
  * A `session.run` span around one request's model run, on this (the main) thread: the ONNX Runtime call itself
- * happens on an instance's worker thread, where no tracer lives. With a dynamic batcher the span covers the
+ * happens on an instance's worker thread, where no tracer lives (or, for a run measured tiny, inline on this
+ * thread: runtime/inline-runs.ts). With a dynamic batcher the span covers the
  * request's wait in the batcher and the execution it joined; its batch membership is recorded as attributes
  * (the execution's rows beside the request's own) and as links to the spans of the requests it ran with, as
  * OpenTelemetry relates work that merges requests
@@ -78,8 +80,7 @@ function spanAround<T>(tracer: Tracer, attributes: Attributes, work: (span: Span
     try {
       return await work(span);
     } catch (err) {
-      span.recordException(err instanceof Error ? err : String(err));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+      recordSpanFailure(span, err);
       throw err;
     } finally {
       span.end();

@@ -44,7 +44,7 @@ function checkThreads(field: string, value: number): void {
 /**
  * The models this process serves, one entry per (model, version), each on the first execution provider that
  * works. A version runs on one or more instances: worker threads holding an ORT session each (onnx-runner.ts),
- * so inference never occupies the event loop.
+ * so a long inference never occupies the event loop (runs measured tiny do: inline-runs.ts).
  *
  * @example
  * const cache = new SessionCache({ executionProviders: ['cuda', 'cpu'], intraOpNumThreads: 1, interOpNumThreads: 1, logger });
