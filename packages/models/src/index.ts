@@ -123,6 +123,7 @@ export {
   type ModelSpec,
   type NodeSpec,
   OnnxElemType,
+  type SubgraphSpec,
   type ValueSpec,
 } from './onnx/builder.ts';
 export { readOnnxSignature } from './onnx/onnx-signature.ts';

@@ -3,51 +3,53 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildModel, float32RawData, OnnxElemType } from '@nvcf/models';
 import type { Tensor } from '@nvcf/protocol';
-import pkg from 'onnx-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInlineRuns, type InlineRuns, inputElements } from './inline-runs.ts';
 import type { InstanceThreadData } from './thread-messages.ts';
 
-const { onnx } = pkg;
 const WIDTH = 256;
+
+const X = { name: 'X', elemType: OnnxElemType.FLOAT, shape: ['batch', WIDTH] };
+const Y = { name: 'Y', elemType: OnnxElemType.FLOAT, shape: ['batch', WIDTH] };
+const W = {
+  name: 'W',
+  elemType: OnnxElemType.FLOAT,
+  dims: [WIDTH, WIDTH],
+  rawData: float32RawData(new Float32Array(WIDTH * WIDTH).fill(0.5)),
+};
 
 /** Y = X · W with W all 0.5: each output is half its row's sum. 256×256 weights: a run does real work. */
 function matMulModel(): Uint8Array {
   return buildModel({
     graphName: 'matmul',
-    inputs: [{ name: 'X', elemType: OnnxElemType.FLOAT, shape: ['batch', WIDTH] }],
-    outputs: [{ name: 'Y', elemType: OnnxElemType.FLOAT, shape: ['batch', WIDTH] }],
-    initializers: [
-      {
-        name: 'W',
-        elemType: OnnxElemType.FLOAT,
-        dims: [WIDTH, WIDTH],
-        rawData: float32RawData(new Float32Array(WIDTH * WIDTH).fill(0.5)),
-      },
-    ],
+    inputs: [X],
+    outputs: [Y],
+    initializers: [W],
     nodes: [{ opType: 'MatMul', inputs: ['X', 'W'], outputs: ['Y'] }],
   });
 }
 
-/** The same model with its MatMul inside an `If`: control flow, whose time can depend on what inputs hold. */
+/** The same MatMul inside an `If`: control flow, whose time can depend on what the inputs hold. */
 function ifModel(): Uint8Array {
-  const model = onnx.ModelProto.decode(matMulModel());
-  const graph = model.graph as InstanceType<typeof onnx.GraphProto>;
-  const y = graph.output[0] as InstanceType<typeof onnx.ValueInfoProto>;
-  const branch = (name: string) => ({ name, node: graph.node, output: [y] });
-  graph.node = [
-    onnx.NodeProto.create({
-      opType: 'If',
-      input: ['COND'],
-      output: ['Y'],
-      attribute: [
-        { name: 'then_branch', type: 5, g: branch('then') },
-        { name: 'else_branch', type: 5, g: branch('else') },
-      ],
-    }),
-  ];
-  graph.input.push(onnx.ValueInfoProto.create({ name: 'COND', type: { tensorType: { elemType: 9, shape: {} } } }));
-  return onnx.ModelProto.encode(model).finish();
+  const branch = (name: string) => ({
+    name,
+    nodes: [{ opType: 'MatMul', inputs: ['X', 'W'], outputs: [`${name}_y`] }],
+    outputs: [{ ...Y, name: `${name}_y` }],
+  });
+  return buildModel({
+    graphName: 'if',
+    inputs: [X, { name: 'COND', elemType: OnnxElemType.BOOL, shape: [] }],
+    outputs: [Y],
+    initializers: [W],
+    nodes: [
+      {
+        opType: 'If',
+        inputs: ['COND'],
+        outputs: ['Y'],
+        subgraphs: { then_branch: branch('then'), else_branch: branch('else') },
+      },
+    ],
+  });
 }
 
 const rows = (batch: number): Tensor[] => [

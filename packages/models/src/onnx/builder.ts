@@ -51,16 +51,42 @@ export interface NodeSpec {
   name?: string;
   /** Integer and integer-list attributes, e.g. `{ strides: [2, 2], axis: 1 }` (ONNX `INT` / `INTS`). */
   attributes?: Record<string, number | number[]>;
+  /** Graph attributes, e.g. an `If`'s `then_branch` and `else_branch` (ONNX `GRAPH`). */
+  subgraphs?: Record<string, SubgraphSpec>;
+}
+
+/** A graph held by a node: its nodes may read the outer graph's values by name. */
+export interface SubgraphSpec {
+  name: string;
+  nodes: NodeSpec[];
+  outputs: ValueSpec[];
 }
 
 /** ONNX `AttributeProto.AttributeType` numbers for the kinds the builder writes. */
 const ATTRIBUTE_INT = 2;
 const ATTRIBUTE_INTS = 7;
+const ATTRIBUTE_GRAPH = 5;
 
-function attributesOf(spec: NodeSpec) {
-  return Object.entries(spec.attributes ?? {}).map(([name, value]) =>
+function attributesOf(spec: NodeSpec): object[] {
+  const values = Object.entries(spec.attributes ?? {}).map(([name, value]) =>
     Array.isArray(value) ? { name, type: ATTRIBUTE_INTS, ints: value } : { name, type: ATTRIBUTE_INT, i: value },
   );
+  const graphs = Object.entries(spec.subgraphs ?? {}).map(([name, g]) => ({
+    name,
+    type: ATTRIBUTE_GRAPH,
+    g: { name: g.name, node: g.nodes.map(nodeProto), output: g.outputs.map(valueInfo) },
+  }));
+  return [...values, ...graphs];
+}
+
+function nodeProto(n: NodeSpec, i: number) {
+  return {
+    name: n.name ?? `${n.opType.toLowerCase()}_${i}`,
+    opType: n.opType,
+    input: n.inputs,
+    output: n.outputs,
+    attribute: attributesOf(n),
+  };
 }
 
 export interface ModelSpec {
@@ -112,13 +138,7 @@ export function buildModel(spec: ModelSpec): Uint8Array {
     docString: spec.docString ?? '',
     graph: {
       name: spec.graphName,
-      node: spec.nodes.map((n, i) => ({
-        name: n.name ?? `${n.opType.toLowerCase()}_${i}`,
-        opType: n.opType,
-        input: n.inputs,
-        output: n.outputs,
-        attribute: attributesOf(n),
-      })),
+      node: spec.nodes.map(nodeProto),
       initializer: (spec.initializers ?? []).map((t) => ({
         name: t.name,
         dataType: t.elemType,

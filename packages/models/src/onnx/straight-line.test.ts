@@ -6,39 +6,26 @@ import { isStraightLineGraph } from './straight-line.ts';
 const { onnx } = pkg;
 
 const io = (name: string) => ({ name, elemType: OnnxElemType.FLOAT, shape: [4] });
-const valueInfo = (name: string) => ({
-  name,
-  type: { tensorType: { elemType: 1, shape: { dim: [{ dimValue: 4 }] } } },
-});
-
 /** `If` picks one of two subgraphs by a boolean input: control flow. */
 function ifModel(): Uint8Array {
   const branch = (name: string) => ({
     name,
-    node: [{ opType: 'Identity', input: ['X'], output: [`${name}_out`] }],
-    output: [valueInfo(`${name}_out`)],
+    nodes: [{ opType: 'Identity', inputs: ['X'], outputs: [`${name}_out`] }],
+    outputs: [io(`${name}_out`)],
   });
-  const model = onnx.ModelProto.create({
-    irVersion: 8,
-    opsetImport: [{ domain: '', version: 17 }],
-    graph: {
-      name: 'if',
-      node: [
-        {
-          opType: 'If',
-          input: ['COND'],
-          output: ['Y'],
-          attribute: [
-            { name: 'then_branch', type: 5, g: branch('then') },
-            { name: 'else_branch', type: 5, g: branch('else') },
-          ],
-        },
-      ],
-      input: [valueInfo('X'), { name: 'COND', type: { tensorType: { elemType: 9, shape: { dim: [] } } } }],
-      output: [valueInfo('Y')],
-    },
+  return buildModel({
+    graphName: 'if',
+    inputs: [io('X'), { name: 'COND', elemType: OnnxElemType.BOOL, shape: [] }],
+    outputs: [io('Y')],
+    nodes: [
+      {
+        opType: 'If',
+        inputs: ['COND'],
+        outputs: ['Y'],
+        subgraphs: { then_branch: branch('then'), else_branch: branch('else') },
+      },
+    ],
   });
-  return onnx.ModelProto.encode(model).finish();
 }
 
 describe('isStraightLineGraph', () => {
