@@ -1,5 +1,5 @@
 import { api } from './api.js';
-import { errorText, h, replace } from './dom.js';
+import { actionRunner, errorText, h, replace } from './dom.js';
 import { uploadAsset } from './upload.js';
 
 /**
@@ -10,15 +10,7 @@ export function assetsView(root) {
   const message = h('div');
   const list = h('div');
   const file = /** @type {HTMLInputElement} */ (h('input', { type: 'file', id: 'asset-file' }));
-  const act = async (/** @type {() => Promise<unknown>} */ action) => {
-    replace(message);
-    try {
-      await action();
-    } catch (err) {
-      replace(message, errorText(err));
-    }
-    await refresh();
-  };
+  const act = actionRunner(message, () => refresh());
   const upload = async () => {
     const chosen = file.files?.[0];
     if (!chosen) throw new Error('Pick a file');

@@ -31,6 +31,24 @@ export function errorText(err) {
   return h('p', { class: 'error', role: 'alert' }, err instanceof Error ? err.message : String(err));
 }
 
+/**
+ * A view's way to run what a button asks: clears `message`, runs the action, shows its failure there, and redraws.
+ * @param {HTMLElement} message
+ * @param {() => Promise<unknown>} redraw
+ * @returns {(action: () => Promise<unknown>) => Promise<void>}
+ */
+export function actionRunner(message, redraw) {
+  return async (action) => {
+    replace(message);
+    try {
+      await action();
+    } catch (err) {
+      replace(message, errorText(err));
+    }
+    await redraw();
+  };
+}
+
 /** Model signature, e.g. `INPUT0 INT32[1,16]`. @param {{ name: string, datatype: string, shape: number[] }[]} ts */
 export function signature(ts) {
   return ts.map((t) => `${t.name} ${t.datatype}[${t.shape.join(',')}]`).join(', ');

@@ -1,5 +1,5 @@
 import { api } from './api.js';
-import { errorText, h, replace, signature } from './dom.js';
+import { actionRunner, errorText, h, replace, signature } from './dom.js';
 import { uploadAsset } from './upload.js';
 
 /**
@@ -49,16 +49,8 @@ export function functionsView(root, open) {
     table,
   );
 
-  /** Runs an action, shows its failure, and redraws the list. @param {() => Promise<unknown>} action */
-  const act = async (action) => {
-    replace(message);
-    try {
-      await action();
-    } catch (err) {
-      replace(message, errorText(err));
-    }
-    await refresh();
-  };
+  /** Runs an action, shows its failure, and redraws the list. */
+  const act = actionRunner(message, () => refresh());
 
   const row = (/** @type {FunctionDto} */ f) => {
     const live = f.activeInstances?.length ?? 0;
