@@ -4,6 +4,7 @@ export * from './http/access-log.ts';
 export * from './http/api-reference.ts';
 export * from './http/read-body.ts';
 export * from './logger.ts';
+export * from './net/free-port.ts';
 export * from './secrets-env.ts';
 export * from './shutdown.ts';
 export * from './tracing/span-failure.ts';

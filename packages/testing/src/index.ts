@@ -1,5 +1,5 @@
+export { freePort } from '@nvcf/service-kit';
 export * from './cutting-proxy.ts';
-export * from './free-port.ts';
 export * from './redis-cluster.ts';
 export * from './redis-server.ts';
 export * from './restartable-redis.ts';

@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '@nvcf/service-kit';
 import { Redis } from 'ioredis';
-import { freePort } from './free-port.ts';
 import { hasRedisServerBinary, REDIS_INSTALL_HINT, type RedisHandle, waitForPing } from './redis-server.ts';
 
 const run = promisify(execFile);

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { freePort } from '@nvcf/service-kit';
 import { Redis } from 'ioredis';
-import { freePort } from './free-port.ts';
 
 export interface RedisHandle {
   url: string;

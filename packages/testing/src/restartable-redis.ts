@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { freePort } from '@nvcf/service-kit';
 import { Redis } from 'ioredis';
-import { freePort } from './free-port.ts';
 import { waitForPing } from './redis-server.ts';
 
 /**

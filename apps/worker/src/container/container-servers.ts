@@ -1,6 +1,6 @@
 import type { ContainerSpec, FunctionVersion, SecretValues } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
-import { freePort } from './free-port.ts';
+import { freePort } from '@nvcf/service-kit';
 import { deploymentMetadata } from './request-headers.ts';
 import { removeSecretsFile, writeSecretsFile } from './secrets-file.ts';
 import { checkHealth } from './server-health.ts';

@@ -1,9 +1,12 @@
-import net from 'node:net';
+import { createServer } from 'node:net';
 
-/** A TCP port free on the loopback interface right now (the OS picks it), for a server process to listen on. */
+/**
+ * A TCP port free on the loopback interface right now (the kernel picks it), for a server to listen on. Racy by
+ * nature: another process may take it before the caller binds, so callers retry on EADDRINUSE.
+ */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const server = net.createServer();
+    const server = createServer();
     server.unref();
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
