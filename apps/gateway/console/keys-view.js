@@ -1,5 +1,5 @@
 import { api } from './api.js';
-import { errorText, h, replace } from './dom.js';
+import { actionRunner, errorText, h, replace } from './dom.js';
 // The scopes a key may hold (the API refuses any the caller does not hold itself), served from the gateway's own list.
 import { SCOPES } from './scopes.js';
 
@@ -22,15 +22,11 @@ export function keysView(root) {
       h('p', { class: 'secret' }, 'The new key (shown this once; copy it now): ', h('code', {}, made.value)),
     );
   };
-  const act = async (/** @type {() => Promise<unknown>} */ action) => {
-    replace(message);
+  const run = actionRunner(message, () => refresh());
+  /** A new action hides the key a previous one showed. */
+  const act = (/** @type {() => Promise<unknown>} */ action) => {
     replace(secret);
-    try {
-      await action();
-    } catch (err) {
-      replace(message, errorText(err));
-    }
-    await refresh();
+    return run(action);
   };
   root.append(
     h('h2', {}, 'API keys'),
