@@ -22,7 +22,7 @@ import {
   newGatewayId,
   resultObjectKey,
 } from '@nvcf/queue';
-import { createLogger, type Logger, startTracing } from '@nvcf/service-kit';
+import { createLogger, type Logger, startMetricsServer, startTracing } from '@nvcf/service-kit';
 import { openObjectStore } from '@nvcf/storage';
 import { createGatewayApp } from './app.ts';
 import { createAssetService, urlSigningSecret } from './assets/index.ts';
@@ -40,7 +40,6 @@ import { createRequestCancellation } from './invocation/request-cancellation.ts'
 import { createGatewayMetrics } from './metrics/gateway-metrics.ts';
 import { grpcMetricsInterceptor } from './metrics/grpc-metrics.ts';
 import { createInvocationMeter } from './metrics/invocation-meter.ts';
-import { startMetricsServer } from './metrics/metrics-server.ts';
 import { registerQueueMetrics } from './metrics/queue-metrics.ts';
 import { createResultLinks } from './results/result-links.ts';
 

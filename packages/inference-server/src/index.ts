@@ -6,6 +6,7 @@
  * serve the core they are given; the worker app decides what the network may see and adds its queue.
  */
 
+export { startMetricsServer } from '@nvcf/service-kit';
 export {
   GRPC_RESTRICTED_PREFIX,
   parseRestrictedApis,
@@ -52,7 +53,6 @@ export {
 } from './http/kserve-server.ts';
 export { decodeInferCall, type InferBody, type InferCall, type ModelRef } from './inference/infer-call.ts';
 export { answerInferCall, type InferReply } from './inference/infer-exchange.ts';
-export { startMetricsServer } from './metrics/metrics-server.ts';
 export { createTritonMetrics } from './metrics/triton-metrics.ts';
 export { EXECUTION_PROVIDERS, type ExecutionProvider, parseExecutionProviders } from './runtime/execution-providers.ts';
 export type { UnsupportedTensor } from './runtime/model-signature.ts';

@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateExampleRepository } from '@nvcf/models';
 import type { Tensor } from '@nvcf/protocol';
-import { createLogger } from '@nvcf/service-kit';
+import { createLogger, startMetricsServer } from '@nvcf/service-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InferenceCore } from '../core/core-types.ts';
 import { startInferenceCore } from '../core/create-core.ts';
-import { startMetricsServer } from './metrics-server.ts';
 import { createTritonMetrics } from './triton-metrics.ts';
 
 let dir: string;

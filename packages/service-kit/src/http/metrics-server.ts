@@ -1,6 +1,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
+
+/** What the server serves: a prom-client `Registry` (or several merged). */
+export interface MetricsSource {
+  metrics(): Promise<string>;
+  contentType: string;
+}
 
 export interface MetricsServer {
   port: number;
@@ -8,11 +13,11 @@ export interface MetricsServer {
 }
 
 /**
- * `GET /metrics` in Prometheus' text format on a port of its own: it needs no API key, is never exposed
- * with the API by accident (publish the API port only), and stays out of the API's OpenAPI document.
+ * `GET /metrics` in Prometheus' text format on a port of its own (Triton's is 8002): it needs no API key, is never
+ * exposed with the API by accident (publish the API port only), and stays out of the API's OpenAPI document.
  */
 export async function startMetricsServer(
-  registry: Registry,
+  source: MetricsSource,
   opts: { host: string; port: number },
 ): Promise<MetricsServer> {
   const server = createServer((req, res) => {
@@ -20,8 +25,8 @@ export async function startMetricsServer(
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found: the metrics are at GET /metrics\n');
       return;
     }
-    registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+    source.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': source.contentType }).end(text),
       (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${String(err)}\n`),
     );
   });
