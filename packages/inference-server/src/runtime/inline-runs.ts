@@ -5,11 +5,15 @@ import type * as ort from 'onnxruntime-node';
 import { createSession, runSession } from './session-run.ts';
 import type { InstanceThreadData } from './thread-messages.ts';
 
-/** Consecutive thread runs under the limit before a model's runs of that size move to the event loop. */
+/**
+ * The thread runs a model is judged by: when the median of its last 16 is under the limit and none took over
+ * `MISS_FACTOR` times it, runs of their size move to the event loop. The median, not every run: a run on a thread
+ * that has been idle a while finds cold caches and can take several times its usual time.
+ */
 const QUALIFYING_RUNS = 16;
 /** A second session of the model lives on the event loop's thread: only small model files are considered. */
 const MAX_MODEL_BYTES = 16 * 1024 * 1024;
-/** An inline run that took this many times the limit is a miss. */
+/** A run that took this many times the limit is a miss (inline) or rules the model out (on a thread). */
 const MISS_FACTOR = 8;
 /** A fresh session's first runs are slow (its memory arena grows): they count no misses. */
 const WARM_UP_RUNS = 8;
@@ -28,8 +32,9 @@ export interface InlineRunsLogger {
 /**
  * Where a model's smallest runs go. Handing a run to an instance thread and its answer back wakes two threads;
  * on a small model that costs far more than the inference (on a 2-core VM: ~0.7 ms of a pexec's latency beside a
- * 40 µs run). So once a model's thread runs have stayed under `maxMicros` sixteen times in a row, runs with at most
- * as many input elements as those had execute on the event loop, on a session of its own there; larger ones, and
+ * 40 µs run). So once the median of a model's last sixteen thread runs is under `maxMicros` and none took over 8×
+ * it, runs with at most as many input elements as those had execute on the event loop, on a session of its own
+ * there; larger ones, and
  * every run of a model with control flow or custom operators (its time depends on what the inputs hold), stay on
  * threads. Inline runs that take far longer than the limit send the model back to its threads for good.
  * `maxMicros` 0, or a provider other than the CPU, keeps every run on threads.
@@ -61,8 +66,8 @@ export function createInlineRuns(
 ): InlineRuns {
   let state: 'watching' | 'opening' | 'inline' | 'never' =
     maxMicros > 0 && data.ortProvider === 'cpu' ? 'watching' : 'never';
-  let streak = 0;
-  let streakElements = 0;
+  /** The latest thread runs: how long each took, and its size. */
+  const recent: { ms: number; elements: number }[] = [];
   let upTo = -1;
   let session: ort.InferenceSession | undefined;
   const misses: boolean[] = [];
@@ -131,16 +136,15 @@ export function createInlineRuns(
         return undefined;
       }
       if (state !== 'watching') return undefined;
-      if (ms > limitMs) {
-        streak = 0;
-        streakElements = 0;
-        return undefined;
-      }
-      streak += 1;
-      streakElements = Math.max(streakElements, elements);
-      if (streak < QUALIFYING_RUNS) return undefined;
+      recent.push({ ms, elements });
+      if (recent.length > QUALIFYING_RUNS) recent.shift();
+      if (recent.length < QUALIFYING_RUNS) return undefined;
+      const times = recent.map((r) => r.ms).sort((a, b) => a - b);
+      const median = times[QUALIFYING_RUNS / 2] ?? Number.POSITIVE_INFINITY;
+      const slowest = times[QUALIFYING_RUNS - 1] ?? Number.POSITIVE_INFINITY;
+      if (median > limitMs || slowest > limitMs * MISS_FACTOR) return undefined;
       state = 'opening';
-      return open(streakElements);
+      return open(Math.max(...recent.map((r) => r.elements)));
     },
     release: close,
   };
