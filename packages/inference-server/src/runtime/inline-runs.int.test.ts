@@ -178,11 +178,16 @@ describe('inline runs', () => {
     expect(observe(runs, 32, WIDTH, 0)).toBeUndefined();
   });
 
-  it('goes back to threads once released', async () => {
+  it('goes back to threads once released, after the runs already started have answered', async () => {
     const runs = inlineRuns('matmul.onnx', 250);
     await observe(runs, 16, WIDTH, 0.05);
     expect(runs.covers(WIDTH)).toBe(true);
-    await runs.release();
+    // Each started run's native work waits for a later turn of the event loop: the release must not free the
+    // session under them.
+    const started = Array.from({ length: 5 }, () => runs.run(rows(1), ['Y']));
+    const released = runs.release();
     expect(runs.covers(WIDTH)).toBe(false);
+    for (const answer of await Promise.all(started)) expect(answer[0]?.data[0]).toBe(WIDTH / 2);
+    await released;
   });
 });

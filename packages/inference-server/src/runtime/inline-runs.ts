@@ -72,6 +72,9 @@ export function createInlineRuns(
   let session: ort.InferenceSession | undefined;
   const misses: boolean[] = [];
   let inlineRuns = 0;
+  /** Inline runs started and not finished: onnxruntime-node queues each one's native run for a later turn. */
+  let inFlight = 0;
+  let whenIdle: (() => void)[] = [];
   const limitMs = maxMicros / 1000;
 
   async function open(elements: number): Promise<void> {
@@ -103,8 +106,10 @@ export function createInlineRuns(
     }
   }
 
+  /** No new inline run starts; the session is freed once the runs already queued have run on it. */
   async function close(): Promise<void> {
     state = 'never';
+    if (inFlight > 0) await new Promise<void>((resolve) => whenIdle.push(resolve));
     const s = session;
     session = undefined;
     await s?.release();
@@ -116,7 +121,17 @@ export function createInlineRuns(
       if (!session) throw new Error('inline run without a session');
       // Wall time of the run itself: a thread's CPU time is counted in scheduler ticks (4 ms), far coarser.
       const timing = { ms: 0 };
-      const outputs = await runSession(session, data.modelName, inputs, fetches, timing);
+      inFlight += 1;
+      let outputs: Tensor[];
+      try {
+        outputs = await runSession(session, data.modelName, inputs, fetches, timing);
+      } finally {
+        inFlight -= 1;
+        if (inFlight === 0) {
+          for (const resolve of whenIdle) resolve();
+          whenIdle = [];
+        }
+      }
       const { ms } = timing;
       if (++inlineRuns <= WARM_UP_RUNS) return outputs;
       misses.push(ms > limitMs * MISS_FACTOR);
@@ -126,7 +141,9 @@ export function createInlineRuns(
           { model: meta.name, version: meta.version, ms: Math.round(ms * 1000) / 1000, maxMicros },
           'runs of this model on the event loop took too long: they go back to its threads',
         );
-        await close();
+        close().catch((err: unknown) =>
+          logger.warn({ model: meta.name, version: meta.version, err }, 'inline session failed to close'),
+        );
       }
       return outputs;
     },
