@@ -145,12 +145,13 @@ describe('/console in a browser', () => {
       const drawn = Number(await p.getAttribute('#functions-list', 'data-refreshed'));
       await p.click('#functions-refresh');
       // A list drawn after the click: the tab's own refresh may still have been in flight, so the count can pass
-      // `drawn + 1` on its way.
-      await p.waitForFunction(
-        `Number(document.querySelector('#functions-list').getAttribute('data-refreshed')) > ${drawn}`,
-        undefined,
-        UI,
-      );
+      // `drawn + 1` on its way. Polled from here: the page's CSP refuses a predicate evaluated as a string.
+      await expect
+        .poll(async () => Number(await p.getAttribute('#functions-list', 'data-refreshed')), {
+          timeout: UI.timeout,
+          interval: 50,
+        })
+        .toBeGreaterThan(drawn);
     }
     await p.screenshot({ path: join(ARTIFACTS, 'functions.png'), fullPage: true });
 
