@@ -92,8 +92,9 @@ describe('/console in a browser', () => {
     // Invoke from the playground, prefilled from the signature; no worker yet, so the request waits in the queue.
     await tab(p, 'functions');
     await row(p, 'console-sum').getByRole('button', { name: 'Invoke', exact: true }).click();
-    // The playground fills the request once it has read the function list.
-    await p.waitForFunction("document.querySelector('#playground-body').value.includes('INPUT1')", undefined, UI);
+    // The playground fills the request once it has read the function list. Polled from the test: a string predicate
+    // evaluated in the page is refused by the console's CSP (no 'unsafe-eval') whenever it must be evaluated twice.
+    await expect.poll(() => p.inputValue('#playground-body'), UI).toContain('INPUT1');
     const request = JSON.parse(await p.inputValue('#playground-body')) as {
       inputs: { name: string; shape: number[] }[];
     };
