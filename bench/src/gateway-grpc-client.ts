@@ -1,5 +1,5 @@
 import { type Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
-import { loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
+import { loadKserveClients, loadKserveProtos, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
 import { modelFunctionId } from '@nvcf/worker';
 import { checkOutputs, type GrpcInferResponse, grpcOutputs, kserveRequests } from './kserve-requests.ts';
 import type { Call } from './load-driver.ts';
@@ -29,8 +29,12 @@ export interface GatewayGrpcClient {
   open(concurrencies: number[], timeoutMs: number): Promise<void>;
   /** One ModelInfer of the payload's function on the channel of `concurrency`; any gRPC error throws. */
   call(payload: Payload, concurrency: number): Call;
-  /** Sends the payload once on every open channel and checks the outputs' values. */
-  check(payload: Payload): Promise<void>;
+  /**
+   * Sends the payload once on every open channel and checks the outputs' values. Resolves to the sizes of the
+   * ModelInfer request and answer as protobuf: the bodies of this path, which cross Redis once whatever the product
+   * does (redis-cost.ts).
+   */
+  check(payload: Payload): Promise<{ requestBytes: number; answerBytes: number }>;
   close(): void;
 }
 
@@ -99,9 +103,15 @@ export function createGatewayGrpcClient(opts: GatewayGrpcClientOptions): Gateway
       };
     },
     async check(payload) {
+      const method = loadKserveProtos().inference.ModelInfer;
+      if (!method) throw new Error('the inference service has no ModelInfer');
+      let answerBytes = 0;
       for (const [c, client] of channels) {
-        checkOutputs(payload, grpcOutputs(await modelInfer(client, payload)), `gateway gRPC (c=${c} channel)`);
+        const answer = await modelInfer(client, payload);
+        checkOutputs(payload, grpcOutputs(answer), `gateway gRPC (c=${c} channel)`);
+        answerBytes = method.responseSerialize(answer).byteLength;
       }
+      return { requestBytes: method.requestSerialize(prepare(payload).request).byteLength, answerBytes };
     },
     close() {
       for (const client of channels.values()) client.close();

@@ -88,7 +88,8 @@ try {
     if (costLines) {
       console.log(
         `\nRedis per invocation during each window (INFO commandstats/stats/cpu before and after; commands that ` +
-          `scripts run counted with them; payload = the JSON request body):\n${costLines}`,
+          `scripts run counted with them; payload = the request body as the path sends it, JSON for pexec and the ` +
+          `protobuf ModelInferRequest for grpc-invoke, and answer likewise):\n${costLines}`,
       );
     }
     const cpuTable = formatCpuTable(report.runs);

@@ -61,11 +61,18 @@ export async function runPexecSection(
     // INFO around each window (redis-cost.ts), on a connection of its own.
     const costConnection = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3 });
     cleanups.push(() => costConnection.disconnect());
-    /** Each model's answer body: pexec windows count it as payload beside the request's (redis-cost.ts). */
-    const answerBytes = new Map<string, number>();
+    /**
+     * Each model's request and answer bodies per path (pexec's JSON, gRPC's protobuf): a window counts both as
+     * payload, since each must cross Redis once (redis-cost.ts).
+     */
+    const bodies = new Map<string, Record<'pexec' | 'grpc-invoke', { request: number; answer: number }>>();
     for (const p of payloads) {
-      answerBytes.set(p.model, await checkPexecAnswer(stack.client, p, config.pollSeconds));
-      await stack.grpc.check(p);
+      const pexecAnswer = await checkPexecAnswer(stack.client, p, config.pollSeconds);
+      const grpc = await stack.grpc.check(p);
+      bodies.set(p.model, {
+        pexec: { request: p.json.length, answer: pexecAnswer },
+        'grpc-invoke': { request: grpc.requestBytes, answer: grpc.answerBytes },
+      });
     }
 
     const cpu = createCpuProbe({
@@ -87,8 +94,8 @@ export async function runPexecSection(
       for (const concurrency of config.concurrencies) {
         const call = calls(payload, concurrency);
         for (const mode of MODES) {
-          const answer = mode === 'pexec' ? (answerBytes.get(payload.model) ?? 0) : 0;
-          const cost = createRedisCostProbe(costConnection, payload.json.length, answer);
+          const body = mode === 'pexec' || mode === 'grpc-invoke' ? bodies.get(payload.model)?.[mode] : undefined;
+          const cost = createRedisCostProbe(costConnection, body?.request ?? payload.json.length, body?.answer ?? 0);
           // A child that died mid-run turns into an error here rather than a table of timeouts.
           const { cpuPercent, ...result } = await Promise.race([
             runMeasuredLoad(

@@ -146,13 +146,24 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     return decodeInferCall(core, model, body, header, deps.maxTensorElements);
   }
 
-  /** The job with its input at hand, bytes kept beside it read from the request store (undefined: they are gone). */
-  async function withInput(job: InvocationJob, kept: Promise<Buffer | undefined>): Promise<ReadyJob | undefined> {
+  /**
+   * The job with its input at hand: bytes its entry carried (`entryBytes`), or those kept beside it read from the
+   * request store (undefined: they are gone).
+   */
+  async function withInput(
+    job: InvocationJob,
+    kept: Promise<Buffer | undefined>,
+    entryBytes: Buffer | undefined,
+  ): Promise<ReadyJob | undefined> {
     const { input } = job;
     if (input.kind === 'json') return { ...job, input: { kind: 'json', value: input.value } };
     if (input.kind === 'bytes') return { ...job, input: { kind: 'bytes', bytes: Buffer.from(input.base64, 'base64') } };
     if (input.kind === 'kserve' && input.binaryBytes === 0) {
       return { ...job, input: { kind: 'kserve', header: input.header, binary: Buffer.alloc(0) } };
+    }
+    // The consumer checked that the entry carries as many bytes as the job says.
+    if (input.kind === 'kserve' && input.inEntry && entryBytes) {
+      return { ...job, input: { kind: 'kserve', header: input.header, binary: entryBytes } };
     }
     const raw = await kept;
     if (!raw) return undefined;
@@ -173,7 +184,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     // Observed here: a job whose input travels inside it never awaits `kept`, and a failed read must not become an
     // unhandled rejection (which ends the process).
     kept.catch(() => undefined);
-    const job = await withInput(queued, kept);
+    const job = await withInput(queued, kept, ctx.entryBytes);
     const log = deps.logger.child({
       requestId: queued.requestId,
       functionId: queued.functionId,

@@ -31,6 +31,8 @@ export interface JobContext {
   maxAttempts: number;
   /** When this try's entry joined the stream (ms since the epoch, from its id): the job's queue wait starts here. */
   queuedAt: number;
+  /** The input's bytes the entry carried beside the job (`EnqueueOptions.entryBytes`), a copy of their own. */
+  entryBytes?: Buffer;
 }
 
 /**
@@ -167,7 +169,8 @@ export function createInvocationConsumer(
       }
       let reply: unknown;
       try {
-        reply = await blocking.xreadgroup(
+        // As bytes: an entry may carry an input's raw bytes (field b), which a string reply would mangle.
+        reply = await blocking.callBuffer('XREADGROUP', [
           'GROUP',
           WORKERS_GROUP,
           name,
@@ -178,7 +181,7 @@ export function createInvocationConsumer(
           'STREAMS',
           q.stream,
           '>',
-        );
+        ]);
       } catch (err) {
         if (closing) break;
         // The queue was retired (its version deleted; this consumer stops shortly), or Redis is away for a moment
@@ -189,7 +192,7 @@ export function createInvocationConsumer(
         if (!closing) await ensureGroup();
         continue;
       }
-      for (const [entryId, fields] of entriesOf(reply)) start(entryId, fields);
+      for (const [entryId, fields, bytes] of entriesOf(reply)) start(entryId, fields, bytes);
     }
   }
 
@@ -202,10 +205,10 @@ export function createInvocationConsumer(
     }
   }
 
-  function start(entryId: string, fields: Map<string, string>) {
+  function start(entryId: string, fields: Map<string, string>, bytes: Buffer | undefined) {
     const requestId = fields.get('id') ?? '';
     active.add(entryId);
-    const job = run(entryId, requestId, fields)
+    const job = run(entryId, requestId, fields, bytes)
       .catch(fail)
       .finally(() => {
         active.delete(entryId);
@@ -215,11 +218,16 @@ export function createInvocationConsumer(
     running.add(job);
   }
 
-  async function run(entryId: string, requestId: string, fields: Map<string, string>): Promise<void> {
+  async function run(
+    entryId: string,
+    requestId: string,
+    fields: Map<string, string>,
+    bytes: Buffer | undefined,
+  ): Promise<void> {
     const attempt = Number(fields.get('a') ?? 0) + 1;
     const maxAttempts = Number(fields.get('m') ?? 1);
     const finished = (inputKept: boolean): FinishedJob => ({ queue: q, entryId, inputKept });
-    const job = parseJob(fields, versionId);
+    const job = parseJob(fields, versionId, bytes);
     if (!job.success) {
       const answer = opts.failure(requestId, `malformed invocation job: ${job.error}`);
       await store.complete(requestId, answer, undefined, finished(true));
@@ -227,7 +235,9 @@ export function createInvocationConsumer(
     }
     let result: InvocationResult | undefined;
     try {
-      result = await processor(job.data, { attempt, maxAttempts, queuedAt: entryTime(entryId) });
+      const ctx: JobContext = { attempt, maxAttempts, queuedAt: entryTime(entryId) };
+      if (bytes) ctx.entryBytes = bytes;
+      result = await processor(job.data, ctx);
     } catch (err) {
       if (attempt < maxAttempts) {
         await retry(entryId, requestId, fields, attempt);
@@ -344,10 +354,14 @@ export function createInvocationConsumer(
   }
 }
 
-/** A queue entry's job: its JSON with the ids the entry carries (request, function) and the queue's version. */
+/**
+ * A queue entry's job: its JSON with the ids the entry carries (request, function) and the queue's version.
+ * `bytes`: the input bytes the entry carries (field b), which a job whose input is `inEntry` needs, as many as it says.
+ */
 function parseJob(
   fields: Map<string, string>,
   versionId: string,
+  bytes?: Buffer,
 ): { success: true; data: InvocationJob } | { success: false; error: string } {
   let value: unknown;
   try {
@@ -362,22 +376,41 @@ function parseJob(
     functionId: fields.get('f'),
     versionId,
   });
-  return parsed.success ? parsed : { success: false, error: parsed.error.message };
+  if (!parsed.success) return { success: false, error: parsed.error.message };
+  const { input } = parsed.data;
+  if (input.kind === 'kserve' && input.inEntry && bytes?.byteLength !== input.binaryBytes) {
+    const carried = bytes ? `${bytes.byteLength} bytes` : 'none';
+    return {
+      success: false,
+      error: `the job's input is ${input.binaryBytes} bytes in its entry, which carries ${carried}`,
+    };
+  }
+  return parsed;
 }
 
-/** The entries of an `XREADGROUP` reply for one stream: id and fields. */
-function entriesOf(reply: unknown): [string, Map<string, string>][] {
+/**
+ * The entries of an `XREADGROUP` reply for one stream, read as bytes: id, the fields as text, and the input
+ * bytes of field b (a copy of their own: the reply's buffers are slices of the client's, and these may move to a
+ * model's thread).
+ */
+function entriesOf(reply: unknown): [string, Map<string, string>, Buffer | undefined][] {
   if (!Array.isArray(reply)) return [];
-  const out: [string, Map<string, string>][] = [];
+  const out: [string, Map<string, string>, Buffer | undefined][] = [];
   for (const stream of reply) {
     const entries: unknown = Array.isArray(stream) ? stream[1] : undefined;
     if (!Array.isArray(entries)) continue;
     for (const entry of entries) {
-      if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !Array.isArray(entry[1])) continue;
+      if (!Array.isArray(entry) || !Buffer.isBuffer(entry[0]) || !Array.isArray(entry[1])) continue;
       const flat: unknown[] = entry[1];
       const fields = new Map<string, string>();
-      for (let i = 0; i + 1 < flat.length; i += 2) fields.set(String(flat[i]), String(flat[i + 1]));
-      out.push([entry[0], fields]);
+      let bytes: Buffer | undefined;
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const name = String(flat[i]);
+        const value = flat[i + 1];
+        if (name === 'b' && Buffer.isBuffer(value)) bytes = Buffer.from(value);
+        else fields.set(name, String(value));
+      }
+      out.push([entry[0].toString(), fields, bytes]);
     }
   }
   return out;

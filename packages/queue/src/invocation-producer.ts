@@ -10,6 +10,11 @@ export interface EnqueueOptions {
   principal?: string;
   /** The job's input kept beside it (`input.kind` 'stored', or a KServe request's tensors), stored with it. */
   input?: Buffer;
+  /**
+   * Bytes the queue entry carries itself, raw, beside the job's JSON (a small KServe request's tensors, `inEntry`):
+   * the worker reads them with the job, no second read and no key to drop. Not with `input`.
+   */
+  entryBytes?: Buffer;
 }
 
 export interface InvocationProducer {
@@ -69,7 +74,7 @@ export function createInvocationProducer(
       const args = [opts.ttlSeconds, job.functionId, to.principal ?? '', entryJob(job), opts.attempts];
       const queued = to.input
         ? await r.nvcfEnqueueWithInput(record, q.stream, keys.requestInput(job.requestId), ...args, to.input)
-        : await r.nvcfEnqueue(record, q.stream, ...args);
+        : await r.nvcfEnqueue(record, q.stream, ...args, ...(to.entryBytes ? [to.entryBytes] : []));
       return queued === 1;
     },
     async depth(versionId) {
@@ -153,11 +158,12 @@ const PAGE = 1000;
 
 /**
  * The job as its queue entry carries it: the entry holds the request and function ids and the queue the version,
- * so the JSON leaves them out, and a JSON body's usual content type is implied (job-contract.ts).
+ * so the JSON leaves them out, and what parsing puts back is implied (job-contract.ts): a JSON body's usual content
+ * type, no headers.
  */
 function entryJob(job: InvocationJob): string {
-  const { requestId, functionId, versionId, input, ...rest } = job;
+  const { requestId, functionId, versionId, input, headers, ...rest } = job;
   const entryInput =
     input.kind === 'json' && input.contentType === JSON_CONTENT_TYPE ? { kind: input.kind, value: input.value } : input;
-  return JSON.stringify({ input: entryInput, ...rest });
+  return JSON.stringify({ input: entryInput, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...rest });
 }

@@ -100,8 +100,9 @@ describe('invocation queue', () => {
     expect(entries).toHaveLength(1);
     const fields = entries[0]?.[1] ?? [];
     // The entry carries the request and function ids, the queue the version: the job's JSON leaves them out, and
-    // a JSON body's usual content type, which parsing the entry puts back.
-    const { requestId, functionId, versionId: _, input, ...rest } = j;
+    // a JSON body's usual content type and empty headers, which parsing the entry puts back.
+    const { requestId, functionId, versionId: _, input, headers, ...rest } = j;
+    expect(headers).toEqual({});
     const entryInput = { kind: 'json', value: { n: 1 } };
     expect(input).toEqual({ ...entryInput, contentType: 'application/json' });
     expect(fields).toEqual([
@@ -118,6 +119,11 @@ describe('invocation queue', () => {
     // Every key lives under the deployment's prefix.
     const all = await redis.keys(`${keys.prefix}:*`);
     expect(all.sort()).toEqual([keys.queue(versionId).stream, keys.request(j.requestId)].sort());
+    // Headers the function may read travel when there are any.
+    const withHeaders = { ...job(3), headers: { 'inference-header-content-length': '42' } };
+    await producer.enqueue(withHeaders);
+    const [, last] = (await redis.xrange(keys.queue(versionId).stream, '-', '+'))[1] ?? [];
+    expect(JSON.parse(String(last?.[5])).headers).toEqual(withHeaders.headers);
   });
 
   it('runs a job, stores its answer and takes it off the queue, its kept input with it', async () => {
@@ -317,6 +323,62 @@ describe('invocation queue', () => {
     expect(ran).toEqual([first.requestId, second.requestId, fourth.requestId]);
     // The processor answered the settled one too, but the first answer stands.
     expect((await answer(second.requestId)).body.toString()).toBe('gone');
+    expect(await producer.depth(versionId)).toBe(0);
+  });
+
+  it('hands the bytes an entry carries to the job, every byte value intact through a retry and a stall', async () => {
+    const { keys, producer, job, consume, answer, versionId } = setup(3);
+    // Every byte value, twice: what a protobuf or a tensor may hold, NUL and bytes that are not UTF-8 included.
+    const bytes = Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256));
+    const kserve = {
+      kind: 'kserve' as const,
+      header: { inputs: [] },
+      binaryBytes: bytes.length,
+      inEntry: true as const,
+    };
+    const j = job(0, kserve);
+    await producer.enqueue(j, { entryBytes: bytes });
+    const seen: { attempt: number; same: boolean }[] = [];
+    const opts = { lockDurationMs: 300, stalledIntervalMs: 100 };
+    const held = gate();
+    // The first worker fails the first try (a retry: the entry waits in the delayed set), then takes the second
+    // and dies (a stall: maintenance puts the entry back); the second worker answers.
+    const first = consume(async (_r, ctx) => {
+      seen.push({ attempt: ctx.attempt, same: ctx.entryBytes?.equals(bytes) === true });
+      if (ctx.attempt === 1) throw new Error('try again');
+      await held.opened;
+      return ok('never stored');
+    }, opts);
+    while (seen.length < 2) await sleep(5);
+    await first.close(true);
+    consume(
+      async (_r, ctx) => {
+        seen.push({ attempt: ctx.attempt, same: ctx.entryBytes?.equals(bytes) === true });
+        return ok(`got ${ctx.entryBytes?.length}`);
+      },
+      { ...opts, workerId: 'w2' },
+    );
+    expect((await answer(j.requestId)).body.toString()).toBe('got 512');
+    expect(seen).toEqual([
+      { attempt: 1, same: true },
+      { attempt: 2, same: true },
+      { attempt: 2, same: true },
+    ]);
+    // Nothing was kept beside the job.
+    expect(await redis.exists(keys.requestInput(j.requestId))).toBe(0);
+    held.open();
+
+    // A job that says its entry carries its input, on an entry that carries none (or too few bytes), is refused.
+    const short = job(1, { ...kserve, binaryBytes: 4 });
+    await producer.enqueue(short, { entryBytes: Buffer.from([1, 2, 3]) });
+    const none = job(2, kserve);
+    await producer.enqueue(none);
+    const refused = [await answer(short.requestId), await answer(none.requestId)];
+    expect(refused.map((r) => r.status)).toEqual([500, 500]);
+    expect(refused.map((r) => r.body.toString())).toEqual([
+      "malformed invocation job: the job's input is 4 bytes in its entry, which carries 3 bytes",
+      "malformed invocation job: the job's input is 512 bytes in its entry, which carries none",
+    ]);
     expect(await producer.depth(versionId)).toBe(0);
   });
 

@@ -20,13 +20,15 @@ export const InvocationInput = z.discriminatedUnion('kind', [
   /**
    * A KServe V2 infer request decoded where it arrived (the gateway's gRPC port): its JSON part as data,
    * every input binary (`parameters.binary_data_size`), and the tensors' bytes — `binaryBytes` of them, in
-   * input order — kept raw beside the job (`RequestStore.saveInput`), never base64 inside it. No HTTP
-   * framing: the worker hands both parts to its core as they are.
+   * input order — raw, never base64: carried in the queue entry itself when `inEntry` (small requests: the
+   * worker gets them with the job, `JobContext.entryBytes`), else kept beside the job in the request store.
+   * No HTTP framing: the worker hands both parts to its core as they are.
    */
   z.object({
     kind: z.literal('kserve'),
     header: z.record(z.string(), z.unknown()),
     binaryBytes: z.number().int().min(0),
+    inEntry: z.literal(true).optional(),
   }),
 ]);
 export type InvocationInput = z.infer<typeof InvocationInput>;
@@ -72,7 +74,7 @@ export type InvocationJob = z.infer<typeof InvocationJob>;
 
 /** Whether the job's input (or part of it) is kept beside it in the request store, to drop once it is answered. */
 export function inputKeptBeside(input: InvocationInput): boolean {
-  return input.kind === 'stored' || (input.kind === 'kserve' && input.binaryBytes > 0);
+  return input.kind === 'stored' || (input.kind === 'kserve' && input.binaryBytes > 0 && !input.inEntry);
 }
 
 /** The content type of a result rendered `kserve-grpc`: protobuf bytes of one ModelInferResponse. */

@@ -2,6 +2,7 @@ import { status } from '@grpc/grpc-js';
 import { loadKserveProtos, type ModelInferResponseMsg } from '@nvcf/kserve-grpc';
 import { createApiKeyStore, createKeys, MODEL_INFER_RESPONSE_TYPE } from '@nvcf/queue';
 import type { RunningWorker } from '@nvcf/worker';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, createHarness, fnId, gfetch, type Harness, verId } from '../e2e/harness.ts';
 import type { RunningGateway } from '../server.ts';
@@ -104,6 +105,31 @@ describe('ModelInfer through the queue', () => {
       metadata: meta('simple', { 'function-version-id': verId('simple') }),
     });
     expectSimpleAnswer(response);
+  });
+
+  it("tensors up to JOB_INLINE_INPUT_BYTES ride in the job's queue entry, larger ones wait beside it", async () => {
+    // A second gateway whose limit (64 bytes) is under the request's 128 bytes of tensors.
+    const { client: strict } = await fx.startServer({ JOB_INLINE_INPUT_BYTES: '64' });
+    const monitor = await new Redis(h.redisUrl).monitor();
+    const commands: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => commands.push(args.map(String)));
+    const small = await grpc.call<ModelInferResponseMsg>('ModelInfer', rawSimple(), { metadata: meta() });
+    const large = await strict.call<ModelInferResponseMsg>('ModelInfer', rawSimple(), { metadata: meta() });
+    monitor.disconnect();
+    expectSimpleAnswer(small.response);
+    expectSimpleAnswer(large.response);
+    const keys = createKeys(h.keyPrefix);
+    const [smallId, largeId] = [small, large].map((a) => String(a.metadata.get('nvcf-reqid')[0]));
+    /** Commands on the request's input key (the scripts' own commands, not the FCALLs that name it). */
+    const touching = (id: string) =>
+      commands.filter((c) => c[1] === keys.requestInput(id) && c[0]?.toLowerCase() !== 'fcall');
+    const queued = (id: string) => commands.find((c) => c[0]?.toLowerCase() === 'xadd' && c.includes(id)) ?? [];
+    // In the entry, raw (field b: 128 bytes, not base64), and no input key written, read or dropped.
+    expect(queued(smallId)).toContain('b');
+    expect(commands.filter((c) => c.includes(keys.requestInput(smallId)))).toEqual([]);
+    // Beside: written with the job, read by the worker, dropped with the answer.
+    expect(queued(largeId)).not.toContain('b');
+    expect(touching(largeId).map((c) => c[0]?.toLowerCase())).toEqual(['set', 'get', 'del']);
   });
 
   it('100 ModelInfer calls in a row on one channel all succeed (the seed client)', async () => {

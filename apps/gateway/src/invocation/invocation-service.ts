@@ -182,7 +182,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     try {
       await deps.queueGuard.admit(fv.versionId);
       const worker = fv.model?.sequence ? await sequenceWorker(fv.versionId, req.input) : undefined;
-      const { input, stored } = splitInput(fv.container ? verbatim(req) : req);
+      const { input, stored, entryBytes } = splitInput(fv.container ? verbatim(req) : req);
       const trace = deps.traceContext?.();
       // One step: the record, the kept input and the job are written together (one script, one round trip).
       await producer.enqueue(
@@ -199,7 +199,12 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
           ...(stream ? { stream: true } : {}),
           ...(trace ? { trace } : {}),
         },
-        { principal: req.principal, ...(worker ? { worker } : {}), ...(stored ? { input: stored } : {}) },
+        {
+          principal: req.principal,
+          ...(worker ? { worker } : {}),
+          ...(stored ? { input: stored } : {}),
+          ...(entryBytes ? { entryBytes } : {}),
+        },
       );
     } catch (err) {
       waiter.settle({ kind: 'aborted' });
@@ -245,11 +250,18 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
    * Small inputs travel inside their job; larger ones beside it (the enqueue's `input`), as the raw
    * bytes: a queue entry is copied whole to the worker that reads it, and should stay small.
    */
-  function splitInput(req: InvokeRequest): { input: InvocationInput; stored?: Buffer } {
+  function splitInput(req: InvokeRequest): { input: InvocationInput; stored?: Buffer; entryBytes?: Buffer } {
     const { input } = req;
     if (input.kind === 'stored') return { input };
-    // A KServe request's tensors are raw bytes: they travel beside the job whatever their size.
-    if (input.kind === 'kserve') return input.binaryBytes > 0 && req.body ? { input, stored: req.body } : { input };
+    // A KServe request's tensors are raw bytes, never base64: small ones ride in the queue entry beside the job
+    // (the worker gets them with it: no second read, no key), larger ones wait beside it.
+    if (input.kind === 'kserve') {
+      if (input.binaryBytes === 0 || !req.body) return { input };
+      if (req.body.length <= deps.maxJobInputBytes) {
+        return { input: { ...input, inEntry: true }, entryBytes: req.body };
+      }
+      return { input, stored: req.body };
+    }
     const estimate = req.body?.length ?? (input.kind === 'bytes' ? (input.base64.length * 3) / 4 : undefined);
     if (estimate !== undefined && estimate <= deps.maxJobInputBytes) return { input };
     const raw =

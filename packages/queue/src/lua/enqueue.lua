@@ -4,7 +4,8 @@
 -- and KEYS[3] the request's input when it is kept beside the job.
 -- ARGV[1] ttl seconds, ARGV[2] function id, ARGV[3] the principal that made the request ('' when unknown),
 -- ARGV[4] the job (JSON, without the ids the entry and the keys carry), ARGV[5] attempts allowed for retryable
--- failures, with KEYS[3]: ARGV[6] the input (bytes)
+-- failures, ARGV[6] the input's bytes (optional): with KEYS[3] kept there, without it carried in the entry itself
+-- (field 'b', raw)
 -- Returns 1 when queued, 0 when the request exists already.
 -- What the keys say is not sent again (every byte a client sends is Redis' work): the request id ends the record's
 -- key, the version id follows the tag in the stream's (keys.ts), and the time is Redis' own.
@@ -13,10 +14,18 @@ local requestId = string.match(KEYS[1], '[^:]+$')
 local versionId = string.match(KEYS[2], ':q:{[^}]*}:([^:]+)')
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
-if #KEYS >= 3 then redis.call('SET', KEYS[3], ARGV[6], 'EX', ARGV[1]) end
--- Entry fields: id = request id, f = function id, j = job, m = attempts allowed (later: a = attempts made,
--- s = stalls survived). The version is the queue's; the entry's id says when it was queued.
-local sid = redis.call('XADD', KEYS[2], '*', 'id', requestId, 'f', ARGV[2], 'j', ARGV[4], 'm', ARGV[5])
+-- Entry fields: id = request id, f = function id, j = job, m = attempts allowed, b = the input's bytes when the
+-- entry carries them (later: a = attempts made, s = stalls survived). The version is the queue's; the entry's id
+-- says when it was queued.
+local sid
+if #KEYS >= 3 then
+  redis.call('SET', KEYS[3], ARGV[6], 'EX', ARGV[1])
+  sid = redis.call('XADD', KEYS[2], '*', 'id', requestId, 'f', ARGV[2], 'j', ARGV[4], 'm', ARGV[5])
+elseif ARGV[6] then
+  sid = redis.call('XADD', KEYS[2], '*', 'id', requestId, 'f', ARGV[2], 'j', ARGV[4], 'm', ARGV[5], 'b', ARGV[6])
+else
+  sid = redis.call('XADD', KEYS[2], '*', 'id', requestId, 'f', ARGV[2], 'j', ARGV[4], 'm', ARGV[5])
+end
 -- 'sid' says where the job waits: withdraw and position find it without a scan.
 redis.call('HSET', KEYS[1], 'state', 'queued', 'fid', ARGV[2], 'vid', versionId, 'pct', '0',
   'created', now, 'updated', now, 'by', ARGV[3], 'sid', sid)

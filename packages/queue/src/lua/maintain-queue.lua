@@ -13,7 +13,13 @@ local function record(id)
 end
 
 local function requeue(e)
-  local sid = redis.call('XADD', KEYS[1], '*', 'id', e.id, 'f', e.f or '', 'j', e.j or '', 'm', e.m, 'a', e.a, 's', e.s)
+  local sid
+  if e.b then
+    sid = redis.call('XADD', KEYS[1], '*', 'id', e.id, 'f', e.f or '', 'j', e.j or '', 'm', e.m, 'a', e.a, 's', e.s,
+      'b', e.b)
+  else
+    sid = redis.call('XADD', KEYS[1], '*', 'id', e.id, 'f', e.f or '', 'j', e.j or '', 'm', e.m, 'a', e.a, 's', e.s)
+  end
   -- Withdraw and position follow the job to its new place; an expired record stays gone. pcall: a job whose id
   -- does not carry its queue's tag (never made by the gateway) would name another slot on a cluster.
   local key = record(e.id)
@@ -37,6 +43,8 @@ if type(pending) == 'table' and not pending.err then
       e.a = e.a or '0'
       e.s = tostring(tonumber(e.s or '0') + 1)
       if tonumber(e.s) > tonumber(ARGV[3]) then
+        -- The caller answers it from its ids and job: the input's bytes are not sent back.
+        e.b = nil
         table.insert(failed, cjson.encode(e))
       else
         requeue(e)
