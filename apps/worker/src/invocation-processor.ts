@@ -158,12 +158,11 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     const { input } = job;
     if (input.kind === 'json') return { ...job, input: { kind: 'json', value: input.value } };
     if (input.kind === 'bytes') return { ...job, input: { kind: 'bytes', bytes: Buffer.from(input.base64, 'base64') } };
-    if (input.kind === 'kserve' && input.binaryBytes === 0) {
-      return { ...job, input: { kind: 'kserve', header: input.header, binary: Buffer.alloc(0) } };
-    }
-    // The consumer checked that the entry carries as many bytes as the job says.
-    if (input.kind === 'kserve' && input.inEntry && entryBytes) {
-      return { ...job, input: { kind: 'kserve', header: input.header, binary: entryBytes } };
+    if (input.kind === 'entry' || (input.kind === 'kserve' && (input.inEntry || input.binaryBytes === 0))) {
+      // The consumer checked that the entry carries the bytes (as many as a `kserve` input says).
+      const bytes = entryBytes ?? Buffer.alloc(0);
+      if (input.kind === 'entry') return { ...job, input: { kind: 'bytes', bytes } };
+      return { ...job, input: { kind: 'kserve', header: input.header, binary: bytes } };
     }
     const raw = await kept;
     if (!raw) return undefined;

@@ -378,6 +378,9 @@ function parseJob(
   });
   if (!parsed.success) return { success: false, error: parsed.error.message };
   const { input } = parsed.data;
+  if (input.kind === 'entry' && !bytes) {
+    return { success: false, error: "the job's input is in its entry, which carries none" };
+  }
   if (input.kind === 'kserve' && input.inEntry && bytes?.byteLength !== input.binaryBytes) {
     const carried = bytes ? `${bytes.byteLength} bytes` : 'none';
     return {

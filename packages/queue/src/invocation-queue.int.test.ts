@@ -373,11 +373,14 @@ describe('invocation queue', () => {
     await producer.enqueue(short, { entryBytes: Buffer.from([1, 2, 3]) });
     const none = job(2, kserve);
     await producer.enqueue(none);
-    const refused = [await answer(short.requestId), await answer(none.requestId)];
-    expect(refused.map((r) => r.status)).toEqual([500, 500]);
+    const body = job(3, { kind: 'entry', contentType: 'application/octet-stream' });
+    await producer.enqueue(body);
+    const refused = [await answer(short.requestId), await answer(none.requestId), await answer(body.requestId)];
+    expect(refused.map((r) => r.status)).toEqual([500, 500, 500]);
     expect(refused.map((r) => r.body.toString())).toEqual([
       "malformed invocation job: the job's input is 4 bytes in its entry, which carries 3 bytes",
       "malformed invocation job: the job's input is 512 bytes in its entry, which carries none",
+      "malformed invocation job: the job's input is in its entry, which carries none",
     ]);
     expect(await producer.depth(versionId)).toBe(0);
   });

@@ -2,15 +2,21 @@ import { z } from 'zod';
 
 /**
  * The payload of one invocation job: what the gateway promises the worker. Parsed once by the consumer.
- * Small JSON bodies travel parsed (the job is serialised once), other small bodies as base64, large
- * ones beside the job (`stored`).
+ * Small JSON bodies travel parsed (the job is serialised once), other small bodies raw in the queue entry beside
+ * the job (`entry`), large ones beside the job in the request store (`stored`).
  */
 /** A JSON body's content type when it says nothing more: a queue entry leaves it out (invocation-producer.ts). */
 export const JSON_CONTENT_TYPE = 'application/json';
 
 export const InvocationInput = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('json'), contentType: z.string().default(JSON_CONTENT_TYPE), value: z.unknown() }),
+  /** A body as base64 inside the job: what gateways of earlier releases queued (`entry` since), still read. */
   z.object({ kind: z.literal('bytes'), contentType: z.string(), base64: z.string() }),
+  /**
+   * A body's raw bytes carried in the queue entry itself (`EnqueueOptions.entryBytes`, field b) beside the job's
+   * JSON: no base64, no second read, no key to drop (the worker gets them with the job, `JobContext.entryBytes`).
+   */
+  z.object({ kind: z.literal('entry'), contentType: z.string() }),
   /**
    * A large body, kept in the request store beside the job (read by the worker before it runs the job, `RequestStore.readInput`) rather than in
    * it: the queue's entries stay small, and the bytes are stored once, raw, not as JSON or base64.

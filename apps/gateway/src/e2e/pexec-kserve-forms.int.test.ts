@@ -1,8 +1,10 @@
 import { encodeHttpInferRequest, type InferRequest } from '@nvcf/protocol';
+import { createInvocationProducer, createKeys, newRequestId } from '@nvcf/queue';
 import type { RunningWorker } from '@nvcf/worker';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
-import { createHarness, fnId, gfetch, type Harness } from './harness.ts';
+import { createHarness, fnId, gfetch, type Harness, verId } from './harness.ts';
 
 let h: Harness;
 let gw: RunningGateway;
@@ -61,6 +63,44 @@ describe('pexec accepts the same request forms as the worker /infer and answers 
     );
     expect(viaPexec.headers.get('nvcf-status')).toBe('fulfilled');
     expect(Buffer.compare(pexecBody, directBody)).toBe(0);
+  });
+
+  it("a binary body rides raw in its job's queue entry: no base64, no kept copy to write, read and drop", async () => {
+    const enc = encodeHttpInferRequest(simple, { binaryInputs: true, binaryDataOutput: true });
+    const monitor = await new Redis(h.redisUrl).monitor();
+    const commands: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => commands.push(args.map(String)));
+    const res = await gfetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('simple')}`, {
+      method: 'POST',
+      headers: { 'inference-header-content-length': String(enc.inferenceHeaderContentLength) },
+      body: enc.body,
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    monitor.disconnect();
+    const requestId = res.headers.get('nvcf-reqid') ?? '';
+    const xadd = commands.find((c) => c[0]?.toLowerCase() === 'xadd' && c.includes(requestId)) ?? [];
+    // Fields id, f, j, m, b: the job's JSON names the input's kind and type only, and b holds the body's bytes.
+    expect(xadd.slice(3).filter((_, i) => i % 2 === 0)).toEqual(['id', 'f', 'j', 'm', 'b']);
+    expect(JSON.parse(xadd[8] ?? '').input).toEqual({ kind: 'entry', contentType: 'application/octet-stream' });
+    expect(commands.filter((c) => c.includes(createKeys(h.keyPrefix).requestInput(requestId)))).toEqual([]);
+  });
+
+  it('still answers a job queued by the release before, its binary body as base64 inside the job', async () => {
+    const enc = encodeHttpInferRequest(simple, { binaryInputs: true, binaryDataOutput: true });
+    const headers = { 'inference-header-content-length': String(enc.inferenceHeaderContentLength) };
+    const producer = createInvocationProducer(h.redis, createKeys(h.keyPrefix), { attempts: 1, ttlSeconds: 60 });
+    const requestId = newRequestId(verId('simple'));
+    const input = {
+      kind: 'bytes' as const,
+      contentType: 'application/octet-stream',
+      base64: enc.body.toString('base64'),
+    };
+    await producer.enqueue({ requestId, functionId: fnId('simple'), versionId: verId('simple'), input, headers });
+    const { directBody } = await both(enc.body, headers);
+    const res = await gfetch(`${gw.url}/v2/nvcf/pexec/status/${requestId}`, { headers: { 'nvcf-poll-seconds': '30' } });
+    expect(res.status).toBe(200);
+    expect(Buffer.compare(Buffer.from(await res.arrayBuffer()), directBody)).toBe(0);
   });
 
   it('mixed: INPUT0 JSON, INPUT1 binary; OUTPUT0 binary, OUTPUT1 JSON', async () => {

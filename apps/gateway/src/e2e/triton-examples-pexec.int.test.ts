@@ -226,4 +226,42 @@ describe('sequences through pexec with two workers (sequence routing)', () => {
     const expected = (id: number) => [20, 9, 2, -3, -6, -8, -8, -9 + id];
     expect(answers).toEqual([expected(1002), expected(2002), expected(3002), expected(4002)]);
   });
+
+  it("and so does one sent with the binary tensor extension, tritonclient's default", async () => {
+    const run = async (id: number) => {
+      const inputs = [20, -11, -7, -5];
+      const outputs: number[] = [];
+      for (const [i, value] of inputs.entries()) {
+        const header = Buffer.from(
+          JSON.stringify({
+            parameters: {
+              sequence_id: id,
+              ...(i === 0 ? { sequence_start: true } : {}),
+              ...(i === inputs.length - 1 ? { sequence_end: true } : {}),
+            },
+            inputs: [{ name: 'INPUT', datatype: 'INT32', shape: [1, 1], parameters: { binary_data_size: 4 } }],
+            outputs: [{ name: 'OUTPUT', parameters: { binary_data: false } }],
+          }),
+        );
+        const tensor = Buffer.alloc(4);
+        tensor.writeInt32LE(value);
+        const res = await fetch(`${gw.url}/v2/nvcf/pexec/functions/${fnId('simple_string_dyna_sequence')}`, {
+          method: 'POST',
+          headers: {
+            ...adminAuth,
+            'content-type': 'application/octet-stream',
+            'inference-header-content-length': String(header.length),
+            'nvcf-poll-seconds': '30',
+          },
+          body: Buffer.concat([header, tensor]),
+        });
+        expect(res.status, await res.clone().text()).toBe(200);
+        outputs.push(((await res.json()) as KserveJson).outputs[0]?.data[0] ?? Number.NaN);
+      }
+      return outputs;
+    };
+    const answers = await Promise.all([5002, 6002, 7002, 8002].map(run));
+    const expected = (id: number) => [20, 9, 2, -3 + id];
+    expect(answers).toEqual([expected(5002), expected(6002), expected(7002), expected(8002)]);
+  });
 });

@@ -119,7 +119,8 @@ describe('ModelInfer through the queue', () => {
     expectSimpleAnswer(small.response);
     expectSimpleAnswer(large.response);
     const keys = createKeys(h.keyPrefix);
-    const [smallId, largeId] = [small, large].map((a) => String(a.metadata.get('nvcf-reqid')[0]));
+    const smallId = String(small.metadata.get('nvcf-reqid')[0]);
+    const largeId = String(large.metadata.get('nvcf-reqid')[0]);
     /** Commands on the request's input key (the scripts' own commands, not the FCALLs that name it). */
     const touching = (id: string) =>
       commands.filter((c) => c[1] === keys.requestInput(id) && c[0]?.toLowerCase() !== 'fcall');

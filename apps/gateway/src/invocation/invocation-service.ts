@@ -55,8 +55,8 @@ export interface InvokeRequest {
   /** `Idempotency-Key`: a retry of the same call finds the request the first one started. */
   idempotency?: IdempotentCall;
   /**
-   * The body as received, when there is one: a large input is stored as these bytes. For a `kserve` input,
-   * its tensors' bytes, always kept beside the job.
+   * The body as received, when there is one: a large input is stored as these bytes, and an `entry` input's are
+   * these. For a `kserve` input, its tensors' bytes.
    */
   body?: Buffer;
 }
@@ -181,7 +181,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     const waiter = completions.register(requestId, Date.now() + req.pollSeconds * 1000, req.signal);
     try {
       await deps.queueGuard.admit(fv.versionId);
-      const worker = fv.model?.sequence ? await sequenceWorker(fv.versionId, req.input) : undefined;
+      const worker = fv.model?.sequence ? await sequenceWorker(fv.versionId, req) : undefined;
       const { input, stored, entryBytes } = splitInput(fv.container ? verbatim(req) : req);
       const trace = deps.traceContext?.();
       // One step: the record, the kept input and the job are written together (one script, one round trip).
@@ -223,14 +223,27 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
   }
 
   /** The worker a sequence model's request must reach (the one holding its sequence), if the request names one. */
-  async function sequenceWorker(versionId: string, input: InvocationInput): Promise<string | undefined> {
-    const flags =
-      input.kind === 'json'
-        ? sequenceFlagsOf(input.value)
-        : input.kind === 'kserve'
-          ? sequenceFlagsOf(input.header)
-          : undefined;
+  async function sequenceWorker(versionId: string, req: InvokeRequest): Promise<string | undefined> {
+    const flags = sequenceFlagsOf(kserveHeaderOf(req));
     return flags && deps.sequences ? deps.sequences.route(versionId, flags) : undefined;
+  }
+
+  /**
+   * The KServe request's JSON part, where its sequence flags are: the parsed body, a gRPC call's header, or the JSON
+   * that opens a binary-extension body (`Inference-Header-Content-Length` bytes of it, tritonclient's default form).
+   * Undefined when there is none or it does not parse: the worker refuses such a request with the reason.
+   */
+  function kserveHeaderOf(req: InvokeRequest): unknown {
+    const { input } = req;
+    if (input.kind === 'json') return input.value;
+    if (input.kind === 'kserve') return input.header;
+    const length = Number(req.headers['inference-header-content-length']);
+    if (!req.body || !Number.isSafeInteger(length) || length <= 0 || length > req.body.length) return undefined;
+    try {
+      return JSON.parse(req.body.toString('utf8', 0, length));
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -240,10 +253,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
    */
   function verbatim(req: InvokeRequest): InvokeRequest {
     if (req.input.kind !== 'json' || !req.body) return req;
-    return {
-      ...req,
-      input: { kind: 'bytes', contentType: req.input.contentType, base64: req.body.toString('base64') },
-    };
+    return { ...req, input: { kind: 'entry', contentType: req.input.contentType } };
   }
 
   /**
@@ -261,6 +271,11 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
         return { input: { ...input, inEntry: true }, entryBytes: req.body };
       }
       return { input, stored: req.body };
+    }
+    if (input.kind === 'entry') {
+      if (!req.body) throw new Error('an entry input needs the request body');
+      if (req.body.length <= deps.maxJobInputBytes) return { input, entryBytes: req.body };
+      return { input: { kind: 'stored', contentType: input.contentType, format: 'bytes' }, stored: req.body };
     }
     const estimate = req.body?.length ?? (input.kind === 'bytes' ? (input.base64.length * 3) / 4 : undefined);
     if (estimate !== undefined && estimate <= deps.maxJobInputBytes) return { input };

@@ -13,18 +13,18 @@ describe('parseInvocationBody', () => {
     expect(parseInvocationBody(Buffer.from('{}'), 'application/vnd.x+json; charset=utf-8').kind).toBe('json');
   });
 
-  it('passes other content types through as bytes', () => {
+  it('passes other content types through as bytes: the body itself, not a copy or base64 in the input', () => {
     const input = parseInvocationBody(Buffer.from([0, 255, 1]), 'application/octet-stream');
-    expect(input).toEqual({ kind: 'bytes', contentType: 'application/octet-stream', base64: 'AP8B' });
+    expect(input).toEqual({ kind: 'entry', contentType: 'application/octet-stream' });
   });
 
   it('keeps a binary-extension body as bytes whatever its declared type', () => {
     const input = parseInvocationBody(Buffer.from('{"inputs":[]}\u0000\u0001'), 'application/json', {
       binaryExtension: true,
     });
-    expect(input.kind).toBe('bytes');
+    expect(input.kind).toBe('entry');
     expect(parseInvocationBody(Buffer.from([1]), undefined, { binaryExtension: true })).toMatchObject({
-      kind: 'bytes',
+      kind: 'entry',
       contentType: 'application/octet-stream',
     });
   });

@@ -81,7 +81,7 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
       );
     }
     const contentType = queued.input.contentType;
-    const body = bodyOf(queued, kept);
+    const body = bodyOf(queued, kept, ctx.entryBytes);
     if (!body) {
       // Only an expired request loses its input (both share the TTL).
       return problemResult(
@@ -253,11 +253,15 @@ const SKIPPED_RESPONSE_HEADERS = new Set([
   'upgrade',
 ]);
 
-/** The client's body as bytes; undefined for a KServe gRPC call (no HTTP body to forward). */
-function bodyOf(job: InvocationJob, kept: Buffer | undefined): Buffer | undefined {
+/**
+ * The client's body as bytes: from the job, its queue entry (`entryBytes`) or the request store (`kept`); undefined
+ * for a KServe gRPC call (no HTTP body to forward).
+ */
+function bodyOf(job: InvocationJob, kept: Buffer | undefined, entryBytes: Buffer | undefined): Buffer | undefined {
   const { input } = job;
   if (input.kind === 'json') return Buffer.from(JSON.stringify(input.value));
   if (input.kind === 'bytes') return Buffer.from(input.base64, 'base64');
+  if (input.kind === 'entry') return entryBytes;
   if (input.kind === 'stored') return kept;
   return undefined;
 }
