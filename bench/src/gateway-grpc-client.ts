@@ -5,9 +5,6 @@ import { checkOutputs, type GrpcInferResponse, grpcOutputs, kserveRequests } fro
 import type { Call } from './load-driver.ts';
 import type { Payload } from './payloads.ts';
 
-type Callback = (err: ServiceError | null, res: unknown) => void;
-type ModelInferFn = (req: object, metadata: Metadata, options: { deadline?: number }, cb: Callback) => unknown;
-
 export interface GatewayGrpcClientOptions {
   /** host:port of the gateway's gRPC port. */
   address: string;
@@ -66,16 +63,23 @@ export function createGatewayGrpcClient(opts: GatewayGrpcClientOptions): Gateway
     }
     return p;
   };
+  // The method as the .proto defines it: called through the Client's typed `makeUnaryRequest` (the generated
+  // `ModelInfer` method exists only at run time), and its (de)serializers give the bodies' sizes in `check`.
+  const method = loadKserveProtos().inference.ModelInfer;
+  if (!method) throw new Error('the inference service has no ModelInfer');
   const modelInfer = (client: Client, payload: Payload) => {
     const { request, metadata } = prepare(payload);
     const deadline = Date.now() + opts.deadlineSeconds * 1000;
     return new Promise<GrpcInferResponse>((resolve, reject) => {
-      // grpc-js builds client methods from the .proto at run time: its Client type does not list them.
-      (client as unknown as { ModelInfer: ModelInferFn }).ModelInfer(
+      client.makeUnaryRequest(
+        method.path,
+        method.requestSerialize,
+        method.responseDeserialize,
         request,
         metadata.clone(),
         { deadline },
-        (err, res) => (err ? reject(err) : resolve(res as GrpcInferResponse)),
+        // proto-loader decodes to plain objects with the .proto's field names (PROTO_LOADER_OPTIONS): this shape.
+        (err: ServiceError | null, res?: object) => (err || !res ? reject(err) : resolve(res as GrpcInferResponse)),
       );
     });
   };
@@ -103,8 +107,6 @@ export function createGatewayGrpcClient(opts: GatewayGrpcClientOptions): Gateway
       };
     },
     async check(payload) {
-      const method = loadKserveProtos().inference.ModelInfer;
-      if (!method) throw new Error('the inference service has no ModelInfer');
       let answerBytes = 0;
       for (const [c, client] of channels) {
         const answer = await modelInfer(client, payload);

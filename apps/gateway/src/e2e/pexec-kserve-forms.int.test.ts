@@ -77,8 +77,12 @@ describe('pexec accepts the same request forms as the worker /infer and answers 
     });
     expect(res.status).toBe(200);
     await res.arrayBuffer();
-    monitor.disconnect();
     const requestId = res.headers.get('nvcf-reqid') ?? '';
+    // MONITOR's copies can reach this client after the answer did: wait for the completion's last step.
+    const completed = () =>
+      commands.some((c) => c[0]?.toLowerCase() === 'publish' && c[1]?.endsWith(':completions') && c[2] === requestId);
+    await expect.poll(completed, { timeout: 10_000 }).toBe(true);
+    monitor.disconnect();
     const xadd = commands.find((c) => c[0]?.toLowerCase() === 'xadd' && c.includes(requestId)) ?? [];
     // Fields id, f, j, m, b: the job's JSON names the input's kind and type only, and b holds the body's bytes.
     expect(xadd.slice(3).filter((_, i) => i % 2 === 0)).toEqual(['id', 'f', 'j', 'm', 'b']);

@@ -115,12 +115,17 @@ describe('ModelInfer through the queue', () => {
     monitor.on('monitor', (_time: string, args: string[]) => commands.push(args.map(String)));
     const small = await grpc.call<ModelInferResponseMsg>('ModelInfer', rawSimple(), { metadata: meta() });
     const large = await strict.call<ModelInferResponseMsg>('ModelInfer', rawSimple(), { metadata: meta() });
-    monitor.disconnect();
     expectSimpleAnswer(small.response);
     expectSimpleAnswer(large.response);
     const keys = createKeys(h.keyPrefix);
     const smallId = String(small.metadata.get('nvcf-reqid')[0]);
     const largeId = String(large.metadata.get('nvcf-reqid')[0]);
+    // MONITOR's copy of a command can reach this client after the answer did: wait for both completions' last step
+    // (the PUBLISH to `completions`), which follows the DEL of a kept input in the same script.
+    const completed = (id: string) =>
+      commands.some((c) => c[0]?.toLowerCase() === 'publish' && c[1]?.endsWith(':completions') && c[2] === id);
+    await expect.poll(() => completed(smallId) && completed(largeId), { timeout: 10_000 }).toBe(true);
+    monitor.disconnect();
     /** Commands on the request's input key (the scripts' own commands, not the FCALLs that name it). */
     const touching = (id: string) =>
       commands.filter((c) => c[1] === keys.requestInput(id) && c[0]?.toLowerCase() !== 'fcall');

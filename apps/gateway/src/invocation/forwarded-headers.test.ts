@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forwardedHeaders } from './forwarded-headers.ts';
+import { forwardedHeaderNames, forwardedHeaders } from './forwarded-headers.ts';
 
 describe('forwardedHeaders', () => {
   const h = new Headers({
@@ -20,7 +20,9 @@ describe('forwardedHeaders', () => {
   });
 
   it("adds the operator's names, but never credentials, hop-by-hop names or nvcf-*", () => {
-    expect(forwardedHeaders(h, ['X-Custom', 'authorization', 'x-hop', 'nvcf-reqid', 'keep-alive'])).toEqual({
+    expect(
+      forwardedHeaders(h, forwardedHeaderNames(['X-Custom', 'authorization', 'x-hop', 'nvcf-reqid', 'keep-alive'])),
+    ).toEqual({
       accept: 'application/json',
       'inference-header-content-length': '120',
       'x-custom': 'only when listed',

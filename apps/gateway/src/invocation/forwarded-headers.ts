@@ -24,12 +24,25 @@ const NEVER = new Set([
 export const DEFAULT_FORWARDED_HEADERS: readonly string[] = ['inference-header-content-length', 'accept'];
 
 /**
- * The client headers a function may read: the default list plus the operator's `extra` names
- * (`FORWARD_HEADERS`), never credentials, hop-by-hop names, names listed in `Connection`, or `nvcf-*`
- * (the platform sets those and clients must not spoof them). `'all'`: every other header, as a container function
- * receives them (NVCF container functions: client headers are forwarded to the inference server).
+ * The names a model function may read: the default list plus the operator's `extra` names (`FORWARD_HEADERS`),
+ * lower case, each once. Made once at start-up and handed to `forwardedHeaders` with every request.
  */
-export function forwardedHeaders(headers: Headers, extra: Iterable<string> | 'all' = []): Record<string, string> {
+export function forwardedHeaderNames(extra: Iterable<string> = []): readonly string[] {
+  return [...new Set([...DEFAULT_FORWARDED_HEADERS, ...[...extra].map((n) => n.toLowerCase())])];
+}
+
+const DEFAULT_NAMES = forwardedHeaderNames();
+
+/**
+ * The client headers a function may read: those of `names` (`forwardedHeaderNames`), never credentials, hop-by-hop
+ * names, names listed in `Connection`, or `nvcf-*` (the platform sets those and clients must not spoof them).
+ * `'all'`: every other header, as a container function receives them (NVCF container functions: client headers are
+ * forwarded to the inference server).
+ */
+export function forwardedHeaders(
+  headers: Headers,
+  names: readonly string[] | 'all' = DEFAULT_NAMES,
+): Record<string, string> {
   const listedInConnection = new Set(
     (headers.get('connection') ?? '')
       .split(',')
@@ -38,7 +51,7 @@ export function forwardedHeaders(headers: Headers, extra: Iterable<string> | 'al
   );
   const forwarded = (name: string) => !NEVER.has(name) && !listedInConnection.has(name) && !name.startsWith('nvcf-');
   const out: Record<string, string> = {};
-  if (extra === 'all') {
+  if (names === 'all') {
     headers.forEach((value, name) => {
       const n = name.toLowerCase();
       if (forwarded(n)) out[n] = value;
@@ -47,7 +60,7 @@ export function forwardedHeaders(headers: Headers, extra: Iterable<string> | 'al
   }
   // Looked up by name: walking every header of a web `Headers` sorts them first, which cost more than the rest
   // of this function on a small pexec.
-  for (const name of new Set([...DEFAULT_FORWARDED_HEADERS, ...[...extra].map((n) => n.toLowerCase())])) {
+  for (const name of names) {
     const value = headers.get(name);
     if (value !== null && forwarded(name)) out[name] = value;
   }

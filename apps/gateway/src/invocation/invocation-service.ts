@@ -277,13 +277,11 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
       if (req.body.length <= deps.maxJobInputBytes) return { input, entryBytes: req.body };
       return { input: { kind: 'stored', contentType: input.contentType, format: 'bytes' }, stored: req.body };
     }
-    const estimate = req.body?.length ?? (input.kind === 'bytes' ? (input.base64.length * 3) / 4 : undefined);
-    if (estimate !== undefined && estimate <= deps.maxJobInputBytes) return { input };
-    const raw =
-      req.body ??
-      (input.kind === 'bytes' ? Buffer.from(input.base64, 'base64') : Buffer.from(JSON.stringify(input.value)));
+    // Base64 inside the job is what gateways of earlier releases queued: none is made here.
+    if (input.kind === 'bytes') return { input };
+    const raw = req.body ?? Buffer.from(JSON.stringify(input.value));
     if (raw.length <= deps.maxJobInputBytes) return { input };
-    return { input: { kind: 'stored', contentType: input.contentType, format: input.kind }, stored: raw };
+    return { input: { kind: 'stored', contentType: input.contentType, format: 'json' }, stored: raw };
   }
 
   /** Long-polls an existing request: registered first, then checked once (it may be done already). */

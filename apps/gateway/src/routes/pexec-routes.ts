@@ -17,7 +17,7 @@ import { INVOCATION_PROBLEMS, INVOCATION_RESPONSES } from '../http/openapi-invoc
 import { describeOperation, type OperationSpec, Reason } from '../http/openapi-operation.ts';
 import { FUNCTION_ID, REQUEST_ID, RequestHeader, responseHeaders, VERSION_ID } from '../http/openapi-schemas.ts';
 import { problemResponse } from '../http/problem-response.ts';
-import { forwardedHeaders } from '../invocation/forwarded-headers.ts';
+import { forwardedHeaderNames, forwardedHeaders } from '../invocation/forwarded-headers.ts';
 import { parseIdempotencyKey } from '../invocation/idempotency-key.ts';
 import type { InvocationService, RequestAccess } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
@@ -161,6 +161,7 @@ export interface PexecRouteOptions {
 export function pexecRoutes(service: InvocationService, auth: Authenticator, opts: PexecRouteOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const invoker = requireAuth(auth, 'invoke_function');
+  const forwardNames = forwardedHeaderNames(opts.forwardHeaders);
   const resultUrl = (c: Context<AuthEnv>) => (id: string) => opts.resultUrl(id, new URL(c.req.url).origin);
 
   const invoke = async (c: Context<AuthEnv>) => {
@@ -183,7 +184,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     const assetIds = await resolveAssetReferences(c.req.header('nvcf-input-asset-references'), opts.assets, {
       ownerSubject: c.get('principal').subject,
     });
-    const headers = forwardedHeaders(c.req.raw.headers, opts.forwardHeaders);
+    const headers = forwardedHeaders(c.req.raw.headers, forwardNames);
     const principal = principalId(c.get('principal'));
     const call = {
       body,

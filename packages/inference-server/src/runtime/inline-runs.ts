@@ -70,7 +70,9 @@ export function createInlineRuns(
   const recent: { ms: number; elements: number }[] = [];
   let upTo = -1;
   let session: ort.InferenceSession | undefined;
+  /** Whether each of the latest inline runs (up to MISS_WINDOW) missed, and how many of them did. */
   const misses: boolean[] = [];
+  let missCount = 0;
   let inlineRuns = 0;
   /** Inline runs started and not finished: onnxruntime-node queues each one's native run for a later turn. */
   let inFlight = 0;
@@ -134,9 +136,11 @@ export function createInlineRuns(
       }
       const { ms } = timing;
       if (++inlineRuns <= WARM_UP_RUNS) return outputs;
-      misses.push(ms > limitMs * MISS_FACTOR);
-      if (misses.length > MISS_WINDOW) misses.shift();
-      if (misses.filter(Boolean).length >= MAX_MISSES && state === 'inline') {
+      const missed = ms > limitMs * MISS_FACTOR;
+      misses.push(missed);
+      if (missed) missCount += 1;
+      if (misses.length > MISS_WINDOW && misses.shift()) missCount -= 1;
+      if (missCount >= MAX_MISSES && state === 'inline') {
         logger.warn(
           { model: meta.name, version: meta.version, ms: Math.round(ms * 1000) / 1000, maxMicros },
           'runs of this model on the event loop took too long: they go back to its threads',

@@ -62,18 +62,17 @@ export interface SubgraphSpec {
   outputs: ValueSpec[];
 }
 
-/** ONNX `AttributeProto.AttributeType` numbers for the kinds the builder writes. */
-const ATTRIBUTE_INT = 2;
-const ATTRIBUTE_INTS = 7;
-const ATTRIBUTE_GRAPH = 5;
+const { AttributeType } = onnx.AttributeProto;
 
 function attributesOf(spec: NodeSpec): object[] {
   const values = Object.entries(spec.attributes ?? {}).map(([name, value]) =>
-    Array.isArray(value) ? { name, type: ATTRIBUTE_INTS, ints: value } : { name, type: ATTRIBUTE_INT, i: value },
+    Array.isArray(value)
+      ? { name, type: AttributeType.INTS, ints: value }
+      : { name, type: AttributeType.INT, i: value },
   );
   const graphs = Object.entries(spec.subgraphs ?? {}).map(([name, g]) => ({
     name,
-    type: ATTRIBUTE_GRAPH,
+    type: AttributeType.GRAPH,
     g: { name: g.name, node: g.nodes.map(nodeProto), output: g.outputs.map(valueInfo) },
   }));
   return [...values, ...graphs];

@@ -2,8 +2,11 @@ import pkg from 'onnx-proto';
 
 const { onnx } = pkg;
 
-/** AttributeProto.AttributeType GRAPH and GRAPHS: a node that holds subgraphs (If, Loop, Scan, and custom ops). */
-const SUBGRAPH_TYPES = new Set([5, 10]);
+/** Attributes that hold subgraphs (If, Loop, Scan, and custom ops). */
+const SUBGRAPH_TYPES = new Set<number>([
+  onnx.AttributeProto.AttributeType.GRAPH,
+  onnx.AttributeProto.AttributeType.GRAPHS,
+]);
 const DEFAULT_DOMAINS = new Set(['', 'ai.onnx']);
 
 /**
