@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadWorkerConfig } from './config.ts';
+import { loadWorkerConfig, WorkerEnv } from './config.ts';
 
 describe('worker config', () => {
   it('defaults to cuda then cpu, one ORT thread each, and a 30 s drain', () => {
@@ -13,6 +13,11 @@ describe('worker config', () => {
       cpuInstances: 0,
     });
     expect(c.workerId).toMatch(/^worker-/);
+  });
+
+  it('counts Buffers in V8’s heap limit unless told not to (the process applies it at start-up)', () => {
+    expect(WorkerEnv.parse({}).GC_EXTERNAL_MEMORY_IN_HEAP_LIMIT).toBe(true);
+    expect(WorkerEnv.parse({ GC_EXTERNAL_MEMORY_IN_HEAP_LIMIT: 'false' }).GC_EXTERNAL_MEMORY_IN_HEAP_LIMIT).toBe(false);
   });
 
   it('keeps the inference server’s surfaces closed by default, and parses their settings', () => {

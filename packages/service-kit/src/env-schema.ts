@@ -23,6 +23,8 @@ export const sharedEnv = {
   /** A Redis command that has not answered by then fails (a stalled Redis must not hang clients). */
   REDIS_COMMAND_TIMEOUT_MS: envInt(2000, 50, 600_000),
   LOG_LEVEL: envLogLevel(),
+  /** See countExternalMemoryInHeapLimit: off trades throughput on large bodies for a lower peak RSS. */
+  GC_EXTERNAL_MEMORY_IN_HEAP_LIMIT: envBool(true),
 };
 
 /** Where assets, function models and large results are kept: a local directory, or S3-compatible storage. */

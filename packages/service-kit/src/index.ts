@@ -6,6 +6,7 @@ export * from './http/metrics-server.ts';
 export * from './http/read-body.ts';
 export * from './logger.ts';
 export * from './net/free-port.ts';
+export * from './runtime/heap-settings.ts';
 export * from './secrets-env.ts';
 export * from './shutdown.ts';
 export * from './tracing/span-failure.ts';

@@ -1,5 +1,5 @@
 import { AppError } from '@nvcf/protocol';
-import { readRequestBody } from '@nvcf/service-kit';
+import { nodeIncoming, readRequestBody } from '@nvcf/service-kit';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { type AssetService, assetIds, resolveAssets } from '../assets/index.ts';
@@ -146,7 +146,7 @@ export function execRoutes(
     requireFunction(c.get('principal'), functionId);
     const rawVersion = c.req.param('versionId');
     const versionId = rawVersion === undefined ? undefined : uuidParam('versionId', rawVersion);
-    const body = await readRequestBody(c.req.raw, opts.maxBodyBytes);
+    const body = await readRequestBody(c.req.raw, opts.maxBodyBytes, nodeIncoming(c.env));
     let json: unknown;
     try {
       json = JSON.parse(body.toString('utf8'));

@@ -1,5 +1,5 @@
 import { NvcfHeader } from '@nvcf/protocol';
-import { readRequestBody } from '@nvcf/service-kit';
+import { nodeIncoming, readRequestBody } from '@nvcf/service-kit';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { type AssetService, resolveAssetReferences } from '../assets/index.ts';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
@@ -175,7 +175,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     requireFunction(c.get('principal'), functionId);
     const rawVersion = c.req.param('versionId');
     const versionId = rawVersion === undefined ? undefined : uuidParam('versionId', rawVersion);
-    const body = await readRequestBody(c.req.raw, opts.maxBodyBytes);
+    const body = await readRequestBody(c.req.raw, opts.maxBodyBytes, nodeIncoming(c.env));
     const input = parseInvocationBody(body, c.req.header('content-type'), {
       binaryExtension: c.req.header('inference-header-content-length') !== undefined,
     });

@@ -1,5 +1,5 @@
 import { AppError, isAppError } from '@nvcf/protocol';
-import { type Logger, readRequestBody } from '@nvcf/service-kit';
+import { type Logger, nodeIncoming, readRequestBody } from '@nvcf/service-kit';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import type { InferenceCore } from '../core/core-types.ts';
 import { isServerFault } from '../triton-v1/request-status.ts';
@@ -58,7 +58,7 @@ export function tritonV1Routes(core: InferenceCore, opts: TritonV1HttpOptions): 
     const format = bodyFormat(c, ['text', 'binary']) as 'text' | 'binary';
     const version = urlVersion(c.req.param('version'));
     const header = parseV1Text('InferRequestHeader', text, 'NV-InferRequest') as InferRequestHeaderMsg;
-    const raw = await readRequestBody(c.req.raw, maxBodyBytes);
+    const raw = await readRequestBody(c.req.raw, maxBodyBytes, nodeIncoming(c.env));
     const model = c.req.param('model') ?? '';
     const signal = c.req.raw.signal;
     const result = await v1.infer({ model, ...(version !== undefined ? { version } : {}), header, raw, signal });

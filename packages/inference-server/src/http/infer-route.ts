@@ -1,5 +1,5 @@
 import { AppError } from '@nvcf/protocol';
-import { readRequestBody } from '@nvcf/service-kit';
+import { nodeIncoming, readRequestBody } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { type DescribeRouteOptions, resolver } from 'hono-openapi';
 import type { InferenceCore } from '../core/core-types.ts';
@@ -95,7 +95,7 @@ export function inferRoute(core: InferenceCore, opts: InferRouteOptions): Hono {
     if (core.isDecoupled(model.name, model.version)) {
       throw new AppError('UNIMPLEMENTED', "HTTP end point doesn't support models with decoupled transaction policy");
     }
-    const body = await readRequestBody(c.req.raw, opts.maxBodyBytes);
+    const body = await readRequestBody(c.req.raw, opts.maxBodyBytes, nodeIncoming(c.env));
     const header = c.req.header('inference-header-content-length');
     const call = decodeInferCall(core, model, body, header, opts.maxElements, opts.sharedMemory);
     // Aborted when the client disconnects: the core then drops the request if it is still queued. The body was
