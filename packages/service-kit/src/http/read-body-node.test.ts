@@ -25,6 +25,10 @@ describe('readRequestBody from a Node request', () => {
     app.post('/:name', async (c) => {
       const incoming = nodeIncoming(c.env);
       reading.add(c.req.param('name'));
+      if (c.req.param('name') === 'sent-then-gone' && incoming) {
+        // Read only once the client's close has reached the server, which then aborts the request.
+        if (!incoming.destroyed) await new Promise((resolve) => incoming.once('close', resolve));
+      }
       try {
         const bytes = await readRequestBody(c.req.raw, 4 << 20, incoming);
         outcomes.push({ path: c.req.param('name'), bytes, fromNode: incoming !== undefined });
@@ -86,6 +90,25 @@ describe('readRequestBody from a Node request', () => {
 
     const res = await fetch(`${base}/after`, { method: 'POST', body: 'still here' });
     expect(await res.json()).toEqual({ length: 10 });
+  });
+
+  it('accepts a whole body whose client closed right after sending it (a retry after a dropped connection)', async () => {
+    // Small enough for Node to parse whole before the route reads it (larger bodies wait in the socket).
+    const body = randomBytes(50_000);
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.end(
+      Buffer.concat([
+        Buffer.from(`POST /sent-then-gone HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n`),
+        body,
+      ]),
+    );
+    await new Promise((resolve) => socket.once('finish', resolve));
+    socket.destroy();
+    const seen = await outcome('sent-then-gone');
+    expect(seen?.fromNode).toBe(true);
+    expect(seen?.code).toBeUndefined();
+    expect(seen?.bytes?.equals(body)).toBe(true);
   });
 
   it('is undefined outside @hono/node-server (app.request in tests, other runtimes)', async () => {

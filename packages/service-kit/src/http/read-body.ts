@@ -79,24 +79,36 @@ async function readWithin(req: Request, maxBytes: number, incoming: IncomingMess
  * Request, @hono/node-server concatenates the chunks and then copies the result into an ArrayBuffer of its
  * own: two more copies of every body, each an allocation outside V8's heap that V8 answers with full garbage
  * collections (tensor bodies of hundreds of KB made one every 30–150 ms in the worker). Node's parser never
- * delivers more than Content-Length; a body that ends short is a client that went away.
+ * delivers more than Content-Length.
+ *
+ * A client may send its whole body and close at once (a retry after a dropped connection does): Node then
+ * aborts the request but keeps what it parsed readable, and that body is whole and accepted. A body that ends
+ * short is a client that went away.
  */
 function readIncoming(incoming: IncomingMessage, length: number): Promise<Buffer> {
   if (length === 0) return Promise.resolve(Buffer.alloc(0));
   const body = Buffer.allocUnsafeSlow(length);
   let at = 0;
+  const take = (chunk: Buffer) => {
+    at += chunk.copy(body, at);
+  };
+  const cutShort = () => new AppError('CANCELLED', 'client closed the connection before the whole request body came');
+  const whole = (): boolean => {
+    if (incoming.complete) {
+      for (let chunk: unknown = incoming.read(); Buffer.isBuffer(chunk); chunk = incoming.read()) take(chunk);
+    }
+    return at === length;
+  };
+  if (incoming.readableAborted) return whole() ? Promise.resolve(body) : Promise.reject(cutShort());
   return new Promise<Buffer>((resolve, reject) => {
-    const done = (err?: Error) => {
-      incoming.off('data', onData).off('end', onEnd).off('error', onGone).off('close', onGone);
-      if (err) reject(err);
-      else resolve(body);
+    const done = (ok: boolean) => {
+      incoming.off('data', take).off('end', onEnd).off('error', onGone).off('close', onGone);
+      if (ok) resolve(body);
+      else reject(cutShort());
     };
-    const onData = (chunk: Buffer) => {
-      at += chunk.copy(body, at);
-    };
-    const onEnd = () => done(at === length ? undefined : new AppError('CANCELLED', 'request body ended early'));
-    const onGone = () => done(new AppError('CANCELLED', 'client closed the connection before the request body'));
-    incoming.on('data', onData).once('end', onEnd).once('error', onGone).once('close', onGone);
+    const onEnd = () => done(at === length);
+    const onGone = () => done(whole());
+    incoming.on('data', take).once('end', onEnd).once('error', onGone).once('close', onGone);
   });
 }
 
