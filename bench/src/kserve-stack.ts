@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { credentials, type ServiceError } from '@grpc/grpc-js';
 // The client is built from the very .proto files and loader options the worker serves with.
-import { loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
+import { loadKserveClients, loadKserveProtos, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
 import { decodeHttpInferResponse } from '@nvcf/protocol';
 import { freePort } from '@nvcf/testing';
 import { createHttpClient, type HttpClient } from './http-client.ts';
@@ -101,10 +101,20 @@ export async function startKserveStack(opts: KserveStackOptions): Promise<Kserve
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
   });
+  // The generated `ModelInfer` exists only at run time: called through the Client's typed `makeUnaryRequest`
+  // with the .proto method's own path and (de)serializers.
+  const method = loadKserveProtos().inference.ModelInfer;
+  if (!method) throw new Error('the inference service has no ModelInfer');
   const modelInfer = (req: GrpcInferRequest) =>
     new Promise<GrpcInferResponse>((res, rej) => {
-      // grpc-js builds client methods from the .proto at run time: its Client type does not list them.
-      (grpc as unknown as GrpcInferFn).ModelInfer(req, (err, out) => (err ? rej(err) : res(out as GrpcInferResponse)));
+      grpc.makeUnaryRequest(
+        method.path,
+        method.requestSerialize,
+        method.responseDeserialize,
+        req,
+        // proto-loader decodes to plain objects with the .proto's field names (PROTO_LOADER_OPTIONS): this shape.
+        (err: ServiceError | null, out?: object) => (err || !out ? rej(err) : res(out as GrpcInferResponse)),
+      );
     });
   const close = async () => {
     grpc.close();
@@ -160,8 +170,6 @@ export async function startKserveStack(opts: KserveStackOptions): Promise<Kserve
     close,
   };
 }
-
-type GrpcInferFn = { ModelInfer(req: object, cb: (err: ServiceError | null, res: unknown) => void): unknown };
 
 /** Per successful request between two statistics snapshots. */
 export function serverTimings(before: StatsSnapshot, after: StatsSnapshot): ServerTimings {

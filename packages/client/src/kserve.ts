@@ -108,6 +108,7 @@ export interface KserveResponse {
 }
 
 type Storage = {
+  readonly BYTES_PER_ELEMENT: number;
   new (length: number): NumericData;
   new (buffer: ArrayBufferLike, offset: number, length: number): NumericData;
 };
@@ -360,22 +361,24 @@ function toStorage(datatype: KserveDatatype, data: TensorInput['data'], label: s
 /** Plain values (a request's arrays or a response's JSON data) into their datatype's storage. */
 function fromValues(datatype: NumericDatatype, values: readonly unknown[], label: string): NumericData {
   const out = new STORAGE[datatype](values.length);
-  // Sound: every STORAGE class is a typed array indexed by number; which element type (number or bigint) each
-  // datatype takes is checked per element below, which TypeScript cannot tie to the union of constructors.
-  const target = out as unknown as { [i: number]: number | bigint };
+  if (out instanceof BigInt64Array || out instanceof BigUint64Array) {
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (typeof v === 'bigint') out[i] = v;
+      else if (typeof v === 'number' && Number.isInteger(v)) out[i] = BigInt(v);
+      else throw new TypeError(`${label}: element ${i} is not an integer`);
+    }
+    return out;
+  }
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     if (datatype === 'BOOL') {
       if (typeof v !== 'boolean' && v !== 0 && v !== 1) throw new TypeError(`${label}: element ${i} is not a boolean`);
-      target[i] = v ? 1 : 0;
-    } else if (isInt64(datatype)) {
-      if (typeof v !== 'bigint' && !Number.isInteger(v))
-        throw new TypeError(`${label}: element ${i} is not an integer`);
-      target[i] = BigInt(v as number | bigint);
+      out[i] = v ? 1 : 0;
     } else {
       const n = NON_FINITE.get(v) ?? v;
       if (typeof n !== 'number') throw new TypeError(`${label}: element ${i} is not a number`);
-      target[i] = datatype === 'FP16' ? floatToHalfBits(n) : n;
+      out[i] = datatype === 'FP16' ? floatToHalfBits(n) : n;
     }
   }
   return out;
@@ -470,8 +473,7 @@ function fromBytes(datatype: KserveDatatype, bytes: Uint8Array, count: number, l
     return elements;
   }
   const Ctor = STORAGE[datatype];
-  // Sound: every STORAGE class is a typed array constructor, and all of them have BYTES_PER_ELEMENT.
-  const size = (Ctor as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
+  const size = Ctor.BYTES_PER_ELEMENT;
   if (bytes.byteLength !== count * size) {
     throw new TypeError(`invalid KServe response: ${label} has ${bytes.byteLength} bytes for ${count} elements`);
   }

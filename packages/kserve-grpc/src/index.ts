@@ -9,6 +9,7 @@ export {
 export { encodeModelInferResponse, type GrpcInferResponse } from './infer-response.ts';
 export type * from './kserve-messages.ts';
 export {
+  callUnary,
   DEFAULT_MAX_RECEIVE_BYTES,
   type KserveProtos,
   loadKserveClients,

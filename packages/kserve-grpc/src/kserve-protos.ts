@@ -1,5 +1,15 @@
 import { fileURLToPath } from 'node:url';
-import { type GrpcObject, loadPackageDefinition, type ServiceClientConstructor } from '@grpc/grpc-js';
+import {
+  type CallOptions,
+  type Client,
+  type ClientUnaryCall,
+  type GrpcObject,
+  type ServiceDefinition as GrpcServiceDefinition,
+  loadPackageDefinition,
+  type Metadata,
+  type ServiceClientConstructor,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { loadSync, type Options, type PackageDefinition, type ServiceDefinition } from '@grpc/proto-loader';
 import type { ModelInferResponseMsg } from './kserve-messages.ts';
 
@@ -67,6 +77,34 @@ export function loadKserveClients(): {
     GRPCInferenceService: inference.GRPCInferenceService as ServiceClientConstructor,
     Health: health.Health as ServiceClientConstructor,
   };
+}
+
+/**
+ * Calls a unary method by its .proto name on a client that grpc-js generated at run time, whose methods its
+ * type does not list: grpc-js's typed `makeUnaryRequest` with the method's own path and (de)serializers from
+ * `service` (a generated constructor's `.service`, or a definition the caller holds). The answer is the plain
+ * object proto-loader decodes (PROTO_LOADER_OPTIONS).
+ */
+export function callUnary(
+  client: Client,
+  service: GrpcServiceDefinition,
+  method: string,
+  request: object,
+  metadata: Metadata,
+  options: CallOptions,
+  callback: (err: ServiceError | null, response?: object) => void,
+): ClientUnaryCall {
+  const definition = service[method];
+  if (!definition) throw new Error(`the service has no method ${method}`);
+  return client.makeUnaryRequest(
+    definition.path,
+    definition.requestSerialize,
+    definition.responseDeserialize,
+    request,
+    metadata,
+    options,
+    callback,
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
-import { credentials, type ServiceError, status } from '@grpc/grpc-js';
-import { loadKserveClients } from '@nvcf/kserve-grpc';
+import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { callUnary, loadKserveClients } from '@nvcf/kserve-grpc';
 import { buildSimpleModel } from '@nvcf/models';
 import { functionModelName } from '@nvcf/storage';
 import type { RunningWorker } from '@nvcf/worker';
@@ -83,14 +83,18 @@ describe('a worker with default settings', () => {
     const index = await (await post(`${workerUrl(w)}/v2/repository/index`)).text();
     expect(index).toContain('"simple"');
     expect(index).not.toContain(model);
-    const grpc = new (loadKserveClients().GRPCInferenceService)(
-      `127.0.0.1:${w.ports.grpc}`,
-      credentials.createInsecure(),
-    );
+    const { GRPCInferenceService } = loadKserveClients();
+    const grpc = new GRPCInferenceService(`127.0.0.1:${w.ports.grpc}`, credentials.createInsecure());
     const unloadGrpc = await new Promise<ServiceError | null>((resolve) =>
-      (
-        grpc as unknown as Record<string, (r: object, cb: (e: ServiceError | null) => void) => void>
-      ).RepositoryModelUnload?.call(grpc, { model_name: 'simple' }, resolve),
+      callUnary(
+        grpc,
+        GRPCInferenceService.service,
+        'RepositoryModelUnload',
+        { model_name: 'simple' },
+        new Metadata(),
+        {},
+        resolve,
+      ),
     );
     grpc.close();
     expect(unloadGrpc?.code).toBe(status.UNAVAILABLE);
@@ -124,14 +128,16 @@ describe('a worker configured open, behind a restricted repository API', () => {
     expect((await post(`${url}/v2/repository/models/classifier/unload`, key)).status).toBe(200);
     expect((await fetch(`${url}/v2/models/classifier/ready`)).status).toBe(400);
 
-    const grpc = new (loadKserveClients().GRPCInferenceService)(
-      `127.0.0.1:${w.ports.grpc}`,
-      credentials.createInsecure(),
-    );
+    const { GRPCInferenceService } = loadKserveClients();
+    const grpc = new GRPCInferenceService(`127.0.0.1:${w.ports.grpc}`, credentials.createInsecure());
     const big = await new Promise<ServiceError | null>((resolve) =>
-      (grpc as unknown as Record<string, (r: object, cb: (e: ServiceError | null) => void) => void>).ModelInfer?.call(
+      callUnary(
         grpc,
+        GRPCInferenceService.service,
+        'ModelInfer',
         { model_name: 'simple', inputs: [], raw_input_contents: [Buffer.alloc(8192)] },
+        new Metadata(),
+        {},
         resolve,
       ),
     );

@@ -237,12 +237,17 @@ describe('metadata and health RPCs, addressed by function-id', () => {
   it('RPCs the gateway does not offer are UNIMPLEMENTED', async () => {
     const { error } = await grpc.fail('ModelConfig', { name: 'simple' }, { metadata: meta() });
     expect(error.code).toBe(status.UNIMPLEMENTED);
-    const stream = (grpc.inference as unknown as { ModelStreamInfer(m: unknown): NodeJS.EventEmitter })
-      .ModelStreamInfer;
+    const method = loadKserveProtos().inference.ModelStreamInfer;
+    if (!method) throw new Error('the inference service has no ModelStreamInfer');
     const { Metadata } = await import('@grpc/grpc-js');
     const md = new Metadata();
     for (const [k, v] of Object.entries(meta())) md.set(k, v);
-    const call = stream.call(grpc.inference, md) as NodeJS.EventEmitter & { end(): void };
+    const call = grpc.inference.makeBidiStreamRequest(
+      method.path,
+      method.requestSerialize,
+      method.responseDeserialize,
+      md,
+    );
     const code = await new Promise<number>((resolve) => {
       call.on('error', (err: { code: number }) => resolve(err.code));
       call.on('data', () => {});

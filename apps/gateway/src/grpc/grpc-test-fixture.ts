@@ -4,18 +4,10 @@
  */
 import { once } from 'node:events';
 import { connect, constants } from 'node:http2';
-import { type Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
-import { loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
+import { type Client, credentials, Metadata, type ServiceDefinition, type ServiceError } from '@grpc/grpc-js';
+import { callUnary, loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
 import type { Harness } from '../e2e/harness.ts';
 import type { RunningGateway } from '../server.ts';
-
-type Callback = (err: ServiceError | null, res: unknown) => void;
-type UnaryMethod = (
-  req: unknown,
-  metadata: Metadata,
-  options: { deadline?: number },
-  cb: Callback,
-) => { on(event: 'metadata', listener: (m: Metadata) => void): unknown };
 
 export interface CallOptions {
   metadata?: Record<string, string>;
@@ -88,16 +80,21 @@ export function grpcClient(address: string): GrpcClient {
   const inference = new GRPCInferenceService(address, credentials.createInsecure(), CLIENT_OPTIONS);
   const health = new Health(address, credentials.createInsecure(), CLIENT_OPTIONS);
 
-  const invoke = <T>(client: Client, method: string, request: object, opts: CallOptions = {}) =>
+  const invoke = <T>(
+    client: Client,
+    service: ServiceDefinition,
+    method: string,
+    request: object,
+    opts: CallOptions = {},
+  ) =>
     new Promise<Answer<T>>((resolve, reject) => {
       const metadata = new Metadata();
       for (const [k, v] of Object.entries(opts.metadata ?? {})) metadata.set(k, v);
-      const fn = (client as unknown as Record<string, UnaryMethod>)[method];
-      if (!fn) throw new Error(`no method ${method}`);
       const options = opts.deadlineMs === undefined ? {} : { deadline: Date.now() + opts.deadlineMs };
       let initial: Metadata | undefined;
-      const call = fn.call(client, request, metadata, options, (err, res) => {
+      const call = callUnary(client, service, method, request, metadata, options, (err, res) => {
         if (err) reject(Object.assign(err, { initialMetadata: initial }));
+        // The tests name the answer's shape (proto-loader's plain object of that message).
         else resolve({ response: res as T, metadata: initial ?? new Metadata() });
       });
       call.on('metadata', (m) => {
@@ -108,17 +105,17 @@ export function grpcClient(address: string): GrpcClient {
   return {
     inference,
     health,
-    call: (method, request = {}, opts) => invoke(inference, method, request, opts),
+    call: (method, request = {}, opts) => invoke(inference, GRPCInferenceService.service, method, request, opts),
     async fail(method, request = {}, opts) {
       try {
-        await invoke(inference, method, request, opts);
+        await invoke(inference, GRPCInferenceService.service, method, request, opts);
       } catch (err) {
         const error = err as ServiceError & { initialMetadata?: Metadata };
         return { error, metadata: error.initialMetadata };
       }
       throw new Error(`${method} succeeded but was expected to fail`);
     },
-    check: async (service) => (await invoke<{ status: string }>(health, 'Check', { service })).response,
+    check: async (service) => (await invoke<{ status: string }>(health, Health.service, 'Check', { service })).response,
     close() {
       inference.close();
       health.close();

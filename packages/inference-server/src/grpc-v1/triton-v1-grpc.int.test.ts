@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Client, credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
+import { type Client, credentials, Metadata, makeGenericClientConstructor } from '@grpc/grpc-js';
+import { callUnary } from '@nvcf/kserve-grpc';
 import { generateExampleRepository } from '@nvcf/models';
 import { pino } from 'pino';
 import type protobuf from 'protobufjs';
@@ -17,6 +18,7 @@ let dir: string;
 let core: InferenceCore;
 let server: KserveGrpcServer;
 let client: Client;
+const V1_SERVICE = tritonV1GrpcDefinition();
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'v1-grpc-'));
@@ -29,7 +31,7 @@ beforeAll(async () => {
   // The KServe gRPC port: v1 is served there beside KServe V2.
   server = await startKserveGrpcServer(core, { host: '127.0.0.1', port: 0, logger });
   const port = server.port;
-  const Client = makeGenericClientConstructor(tritonV1GrpcDefinition(), 'GRPCService');
+  const Client = makeGenericClientConstructor(V1_SERVICE, 'GRPCService');
   client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
 });
 afterAll(async () => {
@@ -42,9 +44,10 @@ afterAll(async () => {
 type Decoded = protobuf.Message & Record<string, unknown>;
 const call = (method: string, request: object) =>
   new Promise<Decoded>((resolve, reject) => {
-    type Unary = (req: object, cb: (err: Error | null, res: Decoded) => void) => void;
-    const fn = (client as unknown as Record<string, Unary>)[method]!;
-    fn.call(client, request, (err, res) => (err ? reject(err) : resolve(res)));
+    // The v1 service is served from protobufjs types: its answers are decoded protobufjs messages.
+    callUnary(client, V1_SERVICE, method, request, new Metadata(), {}, (err, res) =>
+      err || !res ? reject(err) : resolve(res as Decoded),
+    );
   });
 const statusOf = (res: Decoded) =>
   compactFromDecoded('RequestStatus', res.request_status as protobuf.Message) as RequestStatusMsg;
@@ -113,9 +116,14 @@ describe('v1 gRPC GRPCService', () => {
   });
 
   it('StreamInfer answers every request in order', async () => {
-    const stream = (
-      client as unknown as { StreamInfer(): NodeJS.ReadWriteStream & { write(o: object): boolean } }
-    ).StreamInfer();
+    const method = V1_SERVICE.StreamInfer;
+    if (!method) throw new Error('the v1 service has no StreamInfer');
+    const stream = client.makeBidiStreamRequest<object, Decoded>(
+      method.path,
+      method.requestSerialize,
+      method.responseDeserialize,
+      new Metadata(),
+    );
     const answers: Decoded[] = [];
     const done = new Promise<void>((resolve, reject) => {
       stream.on('data', (d: Decoded) => answers.push(d));

@@ -5,16 +5,20 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Client, type ClientDuplexStream, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
-import { loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
+import {
+  type Client,
+  type ClientDuplexStream,
+  credentials,
+  Metadata,
+  type ServiceDefinition,
+  type ServiceError,
+} from '@grpc/grpc-js';
+import { callUnary, loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
 import { generateExampleRepository } from '@nvcf/models';
 import { createLogger } from '@nvcf/service-kit';
 import type { InferenceCore } from '../core/core-types.ts';
 import { startInferenceCore } from '../core/create-core.ts';
 import { type KserveGrpcServer, type KserveGrpcServerOptions, startKserveGrpcServer } from './kserve-grpc-server.ts';
-
-type Callback = (err: ServiceError | null, res: unknown) => void;
-type UnaryMethod = (req: unknown, metadata: Metadata, options: { deadline?: number }, cb: Callback) => unknown;
 
 export interface GrpcFixture {
   dir: string;
@@ -67,15 +71,24 @@ export async function startGrpcFixture(
   const inference = new GRPCInferenceService(address, credentials.createInsecure(), CLIENT_OPTIONS);
   const health = new Health(address, credentials.createInsecure(), CLIENT_OPTIONS);
 
-  const invoke = <T>(client: Client, method: string, request: object, opts: CallOptions = {}) =>
+  const invoke = <T>(
+    client: Client,
+    service: ServiceDefinition,
+    method: string,
+    request: object,
+    opts: CallOptions = {},
+  ) =>
     new Promise<T>((resolve, reject) => {
       const metadata = new Metadata();
       for (const [k, v] of Object.entries(opts.metadata ?? {})) metadata.set(k, v);
-      const fn = (client as unknown as Record<string, UnaryMethod>)[method];
-      if (!fn) throw new Error(`no method ${method}`);
       const options = opts.deadlineMs === undefined ? {} : { deadline: Date.now() + opts.deadlineMs };
-      fn.call(client, request, metadata, options, (err, res) => (err ? reject(err) : resolve(res as T)));
+      // The tests name the answer's shape (proto-loader's plain object of that message).
+      callUnary(client, service, method, request, metadata, options, (err, res) =>
+        err ? reject(err) : resolve(res as T),
+      );
     });
+  const streamMethod = GRPCInferenceService.service.ModelStreamInfer;
+  if (!streamMethod) throw new Error('the inference service has no ModelStreamInfer');
 
   return {
     dir,
@@ -84,20 +97,23 @@ export async function startGrpcFixture(
     address,
     inference,
     health,
-    call: (method, request = {}, opts) => invoke(inference, method, request, opts),
+    call: (method, request = {}, opts) => invoke(inference, GRPCInferenceService.service, method, request, opts),
     async fail(method, request = {}, opts) {
       try {
-        await invoke(inference, method, request, opts);
+        await invoke(inference, GRPCInferenceService.service, method, request, opts);
       } catch (err) {
         return err as ServiceError;
       }
       throw new Error(`${method} succeeded but was expected to fail`);
     },
-    check: (service) => invoke(health, 'Check', { service }),
+    check: (service) => invoke(health, Health.service, 'Check', { service }),
     stream: () =>
-      (
-        inference as unknown as { ModelStreamInfer(): ClientDuplexStream<object, Record<string, unknown>> }
-      ).ModelStreamInfer(),
+      inference.makeBidiStreamRequest<object, Record<string, unknown>>(
+        streamMethod.path,
+        streamMethod.requestSerialize,
+        streamMethod.responseDeserialize,
+        new Metadata(),
+      ),
     async close() {
       inference.close();
       health.close();

@@ -1,5 +1,5 @@
 import { credentials, Metadata, status } from '@grpc/grpc-js';
-import { loadKserveClients } from '@nvcf/kserve-grpc';
+import { callUnary, loadKserveClients } from '@nvcf/kserve-grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_OPTIONS, type GrpcFixture, int32Bytes, int32sOf, startGrpcFixture } from './grpc-test-fixture.ts';
 
@@ -155,12 +155,9 @@ describe('transport options clients use', () => {
       const res = await new Promise<{ raw_output_contents: Buffer[] }>((resolve, reject) => {
         const metadata = new Metadata();
         metadata.set('test', '1');
-        (
-          client as unknown as Record<
-            string,
-            (r: object, m: Metadata, cb: (e: Error | null, r: unknown) => void) => void
-          >
-        ).ModelInfer!.call(client, simpleRequest(), metadata, (err, r) => (err ? reject(err) : resolve(r as never)));
+        callUnary(client, GRPCInferenceService.service, 'ModelInfer', simpleRequest(), metadata, {}, (err, r) =>
+          err || !r ? reject(err) : resolve(r as { raw_output_contents: Buffer[] }),
+        );
       });
       expect(int32sOf(res.raw_output_contents[0]!)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
     } finally {

@@ -1,4 +1,5 @@
-import { type ServiceError, status } from '@grpc/grpc-js';
+import { Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { callUnary, loadKserveClients } from '@nvcf/kserve-grpc';
 import { IDENTITY_DATATYPES, type IdentityDatatype, identityModelName } from '@nvcf/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -26,8 +27,6 @@ interface InferResponse {
   outputs: { name: string; datatype: string; shape: string[]; contents: unknown }[];
   raw_output_contents: Buffer[];
 }
-
-type ModelInferFn = (req: object, cb: (err: ServiceError | null) => void) => { cancel(): void };
 
 const range16 = Array.from({ length: 16 }, (_, i) => i);
 const ones16 = Array(16).fill(1);
@@ -352,9 +351,9 @@ describe('ModelInfer errors (the server keeps serving)', () => {
       inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, n] }],
       raw_input_contents: [Buffer.alloc(4 * n)],
     };
-    const modelInfer = (fx.inference as unknown as Record<string, ModelInferFn>).ModelInfer!;
+    const { service } = loadKserveClients().GRPCInferenceService;
     const cancelled = await new Promise<ServiceError | null>((resolve) => {
-      const call = modelInfer.call(fx.inference, big, (err) => resolve(err));
+      const call = callUnary(fx.inference, service, 'ModelInfer', big, new Metadata(), {}, (err) => resolve(err));
       setImmediate(() => call.cancel());
     });
     expect(cancelled?.code).toBe(status.CANCELLED);

@@ -1,4 +1,5 @@
 import { credentials, Metadata, makeGenericClientConstructor, status } from '@grpc/grpc-js';
+import { callUnary } from '@nvcf/kserve-grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRestrictedApis } from '../access/restricted-apis.ts';
 import { tritonV1GrpcDefinition } from '../grpc-v1/v1-grpc-definition.ts';
@@ -63,11 +64,8 @@ describe('restricted protocols', () => {
     const client = new V1(guarded.address, credentials.createInsecure());
     try {
       const err = await new Promise<{ code: number; details: string }>((resolve, reject) =>
-        (client as unknown as Record<string, (r: object, m: Metadata, cb: (e: never) => void) => void>).Status?.call(
-          client,
-          {},
-          new Metadata(),
-          (e) => (e ? resolve(e) : reject(new Error('Status succeeded'))),
+        callUnary(client, V1.service, 'Status', {}, new Metadata(), {}, (e) =>
+          e ? resolve(e) : reject(new Error('Status succeeded')),
         ),
       );
       expect(err.code).toBe(status.UNAVAILABLE);

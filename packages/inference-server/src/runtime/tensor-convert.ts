@@ -71,11 +71,11 @@ export function fromOrtTensor(name: string, value: ort.Tensor): Tensor {
     return { name, datatype, shape, data: (value.data as string[]).map((s) => utf8Encoder.encode(s)) };
   }
   if (datatype === 'FP16') {
-    // The binding returns a Float16Array where the runtime has one; we keep bit patterns (tensor.ts).
-    // onnxruntime-node types FP16 data as Uint16Array, but hands out a Float16Array where the runtime has
-    // one: both are array views of the same bit patterns, which is all that is read here.
-    const half = value.data as unknown as ArrayBufferView & { length: number };
-    return { name, datatype, shape, data: new Uint16Array(half.buffer, half.byteOffset, half.length) };
+    // We keep bit patterns (tensor.ts). onnxruntime-node types FP16 data as Uint16Array but hands out a
+    // Float16Array where the runtime has one: either is a view of the same 2-byte patterns, all that is read.
+    const half = value.data;
+    if (!ArrayBuffer.isView(half)) throw new AppError('INTERNAL', `FP16 output '${name}' is not a typed array`);
+    return { name, datatype, shape, data: new Uint16Array(half.buffer, half.byteOffset, half.byteLength / 2) };
   }
   return { name, datatype, shape, data: value.data as Tensor['data'] };
 }
