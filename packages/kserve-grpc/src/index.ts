@@ -11,6 +11,7 @@ export type * from './kserve-messages.ts';
 export {
   callUnary,
   DEFAULT_MAX_RECEIVE_BYTES,
+  invokeUnary,
   type KserveProtos,
   loadKserveClients,
   loadKserveProtos,
@@ -19,6 +20,8 @@ export {
   PROTO_LOADER_OPTIONS,
   passEncodedResponses,
   serializeModelInferResponse,
+  type UnaryAnswer,
+  type UnaryCallOptions,
 } from './kserve-protos.ts';
 export * from './serve-grpc.ts';
 export { CONTENTS_FIELD, decodeTypedContents } from './typed-contents.ts';

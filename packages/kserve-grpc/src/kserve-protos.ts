@@ -6,7 +6,7 @@ import {
   type GrpcObject,
   type ServiceDefinition as GrpcServiceDefinition,
   loadPackageDefinition,
-  type Metadata,
+  Metadata,
   type ServiceClientConstructor,
   type ServiceError,
 } from '@grpc/grpc-js';
@@ -105,6 +105,45 @@ export function callUnary(
     options,
     callback,
   );
+}
+
+/** Metadata as plain strings and a deadline relative to the call, for `invokeUnary`. */
+export interface UnaryCallOptions {
+  metadata?: Record<string, string>;
+  deadlineMs?: number;
+}
+
+/** A unary call's answer with the initial metadata the server sent (empty when it sent none). */
+export interface UnaryAnswer {
+  response: object;
+  metadata: Metadata;
+}
+
+/**
+ * `callUnary` as a promise, for tests and in-process callers. A failure rejects with grpc-js's ServiceError,
+ * carrying the initial metadata the server sent before its status (if any) as `initialMetadata`.
+ */
+export function invokeUnary(
+  client: Client,
+  service: GrpcServiceDefinition,
+  method: string,
+  request: object,
+  opts: UnaryCallOptions = {},
+): Promise<UnaryAnswer> {
+  return new Promise((resolve, reject) => {
+    const metadata = new Metadata();
+    for (const [k, v] of Object.entries(opts.metadata ?? {})) metadata.set(k, v);
+    const options = opts.deadlineMs === undefined ? {} : { deadline: Date.now() + opts.deadlineMs };
+    let initial: Metadata | undefined;
+    const call = callUnary(client, service, method, request, metadata, options, (err, response) => {
+      if (err || !response)
+        reject(Object.assign(err ?? new Error(`${method} answered nothing`), { initialMetadata: initial }));
+      else resolve({ response, metadata: initial ?? new Metadata() });
+    });
+    call.on('metadata', (m: Metadata) => {
+      initial = m;
+    });
+  });
 }
 
 /**

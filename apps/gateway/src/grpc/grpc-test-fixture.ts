@@ -4,15 +4,12 @@
  */
 import { once } from 'node:events';
 import { connect, constants } from 'node:http2';
-import { type Client, credentials, Metadata, type ServiceDefinition, type ServiceError } from '@grpc/grpc-js';
-import { callUnary, loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
+import { type Client, credentials, type Metadata, type ServiceError } from '@grpc/grpc-js';
+import { invokeUnary, loadKserveClients, MAX_MESSAGE_BYTES, type UnaryCallOptions } from '@nvcf/kserve-grpc';
 import type { Harness } from '../e2e/harness.ts';
 import type { RunningGateway } from '../server.ts';
 
-export interface CallOptions {
-  metadata?: Record<string, string>;
-  deadlineMs?: number;
-}
+export type CallOptions = UnaryCallOptions;
 
 /** A call's answer with the initial metadata the server sent (`nvcf-reqid`). */
 export interface Answer<T> {
@@ -80,42 +77,27 @@ export function grpcClient(address: string): GrpcClient {
   const inference = new GRPCInferenceService(address, credentials.createInsecure(), CLIENT_OPTIONS);
   const health = new Health(address, credentials.createInsecure(), CLIENT_OPTIONS);
 
-  const invoke = <T>(
-    client: Client,
-    service: ServiceDefinition,
-    method: string,
-    request: object,
-    opts: CallOptions = {},
-  ) =>
-    new Promise<Answer<T>>((resolve, reject) => {
-      const metadata = new Metadata();
-      for (const [k, v] of Object.entries(opts.metadata ?? {})) metadata.set(k, v);
-      const options = opts.deadlineMs === undefined ? {} : { deadline: Date.now() + opts.deadlineMs };
-      let initial: Metadata | undefined;
-      const call = callUnary(client, service, method, request, metadata, options, (err, res) => {
-        if (err) reject(Object.assign(err, { initialMetadata: initial }));
-        // The tests name the answer's shape (proto-loader's plain object of that message).
-        else resolve({ response: res as T, metadata: initial ?? new Metadata() });
-      });
-      call.on('metadata', (m) => {
-        initial = m;
-      });
-    });
+  const onInference = async <T>(method: string, request: object, opts?: CallOptions): Promise<Answer<T>> => {
+    const { response, metadata } = await invokeUnary(inference, GRPCInferenceService.service, method, request, opts);
+    // The tests name the answer's shape (proto-loader's plain object of that message).
+    return { response: response as T, metadata };
+  };
 
   return {
     inference,
     health,
-    call: (method, request = {}, opts) => invoke(inference, GRPCInferenceService.service, method, request, opts),
+    call: (method, request = {}, opts) => onInference(method, request, opts),
     async fail(method, request = {}, opts) {
       try {
-        await invoke(inference, GRPCInferenceService.service, method, request, opts);
+        await onInference(method, request, opts);
       } catch (err) {
         const error = err as ServiceError & { initialMetadata?: Metadata };
         return { error, metadata: error.initialMetadata };
       }
       throw new Error(`${method} succeeded but was expected to fail`);
     },
-    check: async (service) => (await invoke<{ status: string }>(health, Health.service, 'Check', { service })).response,
+    check: async (service) =>
+      (await invokeUnary(health, Health.service, 'Check', { service })).response as { status: string },
     close() {
       inference.close();
       health.close();

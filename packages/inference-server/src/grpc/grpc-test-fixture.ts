@@ -5,15 +5,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  type Client,
-  type ClientDuplexStream,
-  credentials,
-  Metadata,
-  type ServiceDefinition,
-  type ServiceError,
-} from '@grpc/grpc-js';
-import { callUnary, loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
+import { type Client, type ClientDuplexStream, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { invokeUnary, loadKserveClients, MAX_MESSAGE_BYTES, type UnaryCallOptions } from '@nvcf/kserve-grpc';
 import { generateExampleRepository } from '@nvcf/models';
 import { createLogger } from '@nvcf/service-kit';
 import type { InferenceCore } from '../core/core-types.ts';
@@ -36,10 +29,7 @@ export interface GrpcFixture {
   close(): Promise<void>;
 }
 
-export interface CallOptions {
-  metadata?: Record<string, string>;
-  deadlineMs?: number;
-}
+export type CallOptions = UnaryCallOptions;
 
 export const CLIENT_OPTIONS = {
   'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
@@ -71,22 +61,9 @@ export async function startGrpcFixture(
   const inference = new GRPCInferenceService(address, credentials.createInsecure(), CLIENT_OPTIONS);
   const health = new Health(address, credentials.createInsecure(), CLIENT_OPTIONS);
 
-  const invoke = <T>(
-    client: Client,
-    service: ServiceDefinition,
-    method: string,
-    request: object,
-    opts: CallOptions = {},
-  ) =>
-    new Promise<T>((resolve, reject) => {
-      const metadata = new Metadata();
-      for (const [k, v] of Object.entries(opts.metadata ?? {})) metadata.set(k, v);
-      const options = opts.deadlineMs === undefined ? {} : { deadline: Date.now() + opts.deadlineMs };
-      // The tests name the answer's shape (proto-loader's plain object of that message).
-      callUnary(client, service, method, request, metadata, options, (err, res) =>
-        err ? reject(err) : resolve(res as T),
-      );
-    });
+  // The tests name the answer's shape (proto-loader's plain object of that message).
+  const onInference = async <T>(method: string, request: object, opts?: CallOptions) =>
+    (await invokeUnary(inference, GRPCInferenceService.service, method, request, opts)).response as T;
   const streamMethod = GRPCInferenceService.service.ModelStreamInfer;
   if (!streamMethod) throw new Error('the inference service has no ModelStreamInfer');
 
@@ -97,16 +74,17 @@ export async function startGrpcFixture(
     address,
     inference,
     health,
-    call: (method, request = {}, opts) => invoke(inference, GRPCInferenceService.service, method, request, opts),
+    call: (method, request = {}, opts) => onInference(method, request, opts),
     async fail(method, request = {}, opts) {
       try {
-        await invoke(inference, GRPCInferenceService.service, method, request, opts);
+        await onInference(method, request, opts);
       } catch (err) {
         return err as ServiceError;
       }
       throw new Error(`${method} succeeded but was expected to fail`);
     },
-    check: (service) => invoke(health, Health.service, 'Check', { service }),
+    check: async (service) =>
+      (await invokeUnary(health, Health.service, 'Check', { service })).response as { status: string },
     stream: () =>
       inference.makeBidiStreamRequest<object, Record<string, unknown>>(
         streamMethod.path,
