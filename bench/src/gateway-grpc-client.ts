@@ -1,5 +1,5 @@
-import { type Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
-import { loadKserveClients, loadKserveProtos, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
+import { type Client, credentials, Metadata } from '@grpc/grpc-js';
+import { callUnary, loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
 import { modelFunctionId } from '@nvcf/worker';
 import { checkOutputs, type GrpcInferResponse, grpcOutputs, kserveRequests } from './kserve-requests.ts';
 import type { Call } from './load-driver.ts';
@@ -63,23 +63,23 @@ export function createGatewayGrpcClient(opts: GatewayGrpcClientOptions): Gateway
     }
     return p;
   };
-  // The method as the .proto defines it: called through the Client's typed `makeUnaryRequest` (the generated
-  // `ModelInfer` method exists only at run time), and its (de)serializers give the bodies' sizes in `check`.
-  const method = loadKserveProtos().inference.ModelInfer;
+  // The method as the .proto defines it: its (de)serializers give the bodies' sizes in `check`.
+  const method = GRPCInferenceService.service.ModelInfer;
   if (!method) throw new Error('the inference service has no ModelInfer');
   const modelInfer = (client: Client, payload: Payload) => {
     const { request, metadata } = prepare(payload);
     const deadline = Date.now() + opts.deadlineSeconds * 1000;
     return new Promise<GrpcInferResponse>((resolve, reject) => {
-      client.makeUnaryRequest(
-        method.path,
-        method.requestSerialize,
-        method.responseDeserialize,
+      callUnary(
+        client,
+        GRPCInferenceService.service,
+        'ModelInfer',
         request,
         metadata.clone(),
         { deadline },
-        // proto-loader decodes to plain objects with the .proto's field names (PROTO_LOADER_OPTIONS): this shape.
-        (err: ServiceError | null, res?: object) => (err || !res ? reject(err) : resolve(res as GrpcInferResponse)),
+        (err, res) =>
+          // proto-loader decodes to plain objects with the .proto's field names (PROTO_LOADER_OPTIONS): this shape.
+          err || !res ? reject(err) : resolve(res as GrpcInferResponse),
       );
     });
   };

@@ -1,8 +1,8 @@
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { credentials, type ServiceError } from '@grpc/grpc-js';
+import { credentials, Metadata } from '@grpc/grpc-js';
 // The client is built from the very .proto files and loader options the worker serves with.
-import { loadKserveClients, loadKserveProtos, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
+import { callUnary, loadKserveClients, MAX_MESSAGE_BYTES } from '@nvcf/kserve-grpc';
 import { decodeHttpInferResponse } from '@nvcf/protocol';
 import { freePort } from '@nvcf/testing';
 import { createHttpClient, type HttpClient } from './http-client.ts';
@@ -101,19 +101,11 @@ export async function startKserveStack(opts: KserveStackOptions): Promise<Kserve
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
   });
-  // The generated `ModelInfer` exists only at run time: called through the Client's typed `makeUnaryRequest`
-  // with the .proto method's own path and (de)serializers.
-  const method = loadKserveProtos().inference.ModelInfer;
-  if (!method) throw new Error('the inference service has no ModelInfer');
   const modelInfer = (req: GrpcInferRequest) =>
     new Promise<GrpcInferResponse>((res, rej) => {
-      grpc.makeUnaryRequest(
-        method.path,
-        method.requestSerialize,
-        method.responseDeserialize,
-        req,
+      callUnary(grpc, GRPCInferenceService.service, 'ModelInfer', req, new Metadata(), {}, (err, out) =>
         // proto-loader decodes to plain objects with the .proto's field names (PROTO_LOADER_OPTIONS): this shape.
-        (err: ServiceError | null, out?: object) => (err || !out ? rej(err) : res(out as GrpcInferResponse)),
+        err || !out ? rej(err) : res(out as GrpcInferResponse),
       );
     });
   const close = async () => {

@@ -1,5 +1,5 @@
-import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
-import { callUnary, loadKserveClients } from '@nvcf/kserve-grpc';
+import { credentials, type ServiceError, status } from '@grpc/grpc-js';
+import { invokeUnary, loadKserveClients } from '@nvcf/kserve-grpc';
 import { buildSimpleModel } from '@nvcf/models';
 import { functionModelName } from '@nvcf/storage';
 import type { RunningWorker } from '@nvcf/worker';
@@ -85,16 +85,11 @@ describe('a worker with default settings', () => {
     expect(index).not.toContain(model);
     const { GRPCInferenceService } = loadKserveClients();
     const grpc = new GRPCInferenceService(`127.0.0.1:${w.ports.grpc}`, credentials.createInsecure());
-    const unloadGrpc = await new Promise<ServiceError | null>((resolve) =>
-      callUnary(
-        grpc,
-        GRPCInferenceService.service,
-        'RepositoryModelUnload',
-        { model_name: 'simple' },
-        new Metadata(),
-        {},
-        resolve,
-      ),
+    const unloadGrpc = await invokeUnary(grpc, GRPCInferenceService.service, 'RepositoryModelUnload', {
+      model_name: 'simple',
+    }).then(
+      () => null,
+      (e: ServiceError) => e,
     );
     grpc.close();
     expect(unloadGrpc?.code).toBe(status.UNAVAILABLE);
@@ -130,16 +125,13 @@ describe('a worker configured open, behind a restricted repository API', () => {
 
     const { GRPCInferenceService } = loadKserveClients();
     const grpc = new GRPCInferenceService(`127.0.0.1:${w.ports.grpc}`, credentials.createInsecure());
-    const big = await new Promise<ServiceError | null>((resolve) =>
-      callUnary(
-        grpc,
-        GRPCInferenceService.service,
-        'ModelInfer',
-        { model_name: 'simple', inputs: [], raw_input_contents: [Buffer.alloc(8192)] },
-        new Metadata(),
-        {},
-        resolve,
-      ),
+    const big = await invokeUnary(grpc, GRPCInferenceService.service, 'ModelInfer', {
+      model_name: 'simple',
+      inputs: [],
+      raw_input_contents: [Buffer.alloc(8192)],
+    }).then(
+      () => null,
+      (e: ServiceError) => e,
     );
     grpc.close();
     expect(big?.code).toBe(status.RESOURCE_EXHAUSTED);

@@ -1,14 +1,13 @@
 import {
   type Client,
   credentials,
-  Metadata,
   makeGenericClientConstructor,
   type ServiceDefinition,
   type ServiceError,
   status,
 } from '@grpc/grpc-js';
 import { tritonV1GrpcDefinition } from '@nvcf/inference-server';
-import { callUnary, loadKserveClients } from '@nvcf/kserve-grpc';
+import { invokeUnary, loadKserveClients } from '@nvcf/kserve-grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTION_MODEL } from './function-model-fixture.ts';
 import { type SurfacesFixture, startSurfacesFixture } from './surfaces-fixture.ts';
@@ -17,7 +16,7 @@ const KEY = 'x-nvcf-worker-key';
 const SECRET = 's3cret-value';
 const DISABLED = 'explicit model load / unload is not allowed if polling is enabled';
 
-/** Each client's service definition, for calls by method name (callUnary). */
+/** Each client's service definition, for calls by method name (invokeUnary). */
 const serviceOf = new Map<Client, ServiceDefinition>();
 
 // The worker's defaults: model control none, function models hidden. The second set of surfaces, over the same
@@ -45,15 +44,12 @@ afterAll(async () => {
   await fx?.close();
 });
 
-const invoke = <T>(client: Client, method: string, request: object, metadata: Record<string, string> = {}) =>
-  new Promise<T>((resolve, reject) => {
-    const md = new Metadata();
-    for (const [k, v] of Object.entries(metadata)) md.set(k, v);
-    const service = serviceOf.get(client);
-    if (!service) throw new Error('a client this file did not make');
-    // The tests name the answer's shape (proto-loader's plain object of that message).
-    callUnary(client, service, method, request, md, {}, (err, res) => (err ? reject(err) : resolve(res as T)));
-  });
+const invoke = async <T>(client: Client, method: string, request: object, metadata: Record<string, string> = {}) => {
+  const service = serviceOf.get(client);
+  if (!service) throw new Error('a client this file did not make');
+  // The tests name the answer's shape (proto-loader's plain object of that message).
+  return (await invokeUnary(client, service, method, request, { metadata })).response as T;
+};
 const call = <T = Record<string, unknown>>(client: Client, method: string, request: object = {}, md = {}) =>
   invoke<T>(client, method, request, md);
 async function fail(client: Client, method: string, request: object = {}, md = {}): Promise<ServiceError> {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Client, credentials, Metadata, makeGenericClientConstructor } from '@grpc/grpc-js';
-import { callUnary } from '@nvcf/kserve-grpc';
+import { invokeUnary } from '@nvcf/kserve-grpc';
 import { generateExampleRepository } from '@nvcf/models';
 import { pino } from 'pino';
 import type protobuf from 'protobufjs';
@@ -42,13 +42,9 @@ afterAll(async () => {
 });
 
 type Decoded = protobuf.Message & Record<string, unknown>;
-const call = (method: string, request: object) =>
-  new Promise<Decoded>((resolve, reject) => {
-    // The v1 service is served from protobufjs types: its answers are decoded protobufjs messages.
-    callUnary(client, V1_SERVICE, method, request, new Metadata(), {}, (err, res) =>
-      err || !res ? reject(err) : resolve(res as Decoded),
-    );
-  });
+// The v1 service is served from protobufjs types: its answers are decoded protobufjs messages.
+const call = async (method: string, request: object) =>
+  (await invokeUnary(client, V1_SERVICE, method, request)).response as Decoded;
 const statusOf = (res: Decoded) =>
   compactFromDecoded('RequestStatus', res.request_status as protobuf.Message) as RequestStatusMsg;
 

@@ -1,5 +1,5 @@
-import { credentials, Metadata, status } from '@grpc/grpc-js';
-import { callUnary, loadKserveClients } from '@nvcf/kserve-grpc';
+import { credentials, status } from '@grpc/grpc-js';
+import { invokeUnary, loadKserveClients } from '@nvcf/kserve-grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_OPTIONS, type GrpcFixture, int32Bytes, int32sOf, startGrpcFixture } from './grpc-test-fixture.ts';
 
@@ -152,13 +152,10 @@ describe('transport options clients use', () => {
       'grpc.default_compression_algorithm': 2,
     });
     try {
-      const res = await new Promise<{ raw_output_contents: Buffer[] }>((resolve, reject) => {
-        const metadata = new Metadata();
-        metadata.set('test', '1');
-        callUnary(client, GRPCInferenceService.service, 'ModelInfer', simpleRequest(), metadata, {}, (err, r) =>
-          err || !r ? reject(err) : resolve(r as { raw_output_contents: Buffer[] }),
-        );
+      const { response } = await invokeUnary(client, GRPCInferenceService.service, 'ModelInfer', simpleRequest(), {
+        metadata: { test: '1' },
       });
+      const res = response as { raw_output_contents: Buffer[] };
       expect(int32sOf(res.raw_output_contents[0]!)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
     } finally {
       client.close();

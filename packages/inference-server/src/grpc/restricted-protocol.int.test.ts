@@ -1,5 +1,5 @@
-import { credentials, Metadata, makeGenericClientConstructor, status } from '@grpc/grpc-js';
-import { callUnary } from '@nvcf/kserve-grpc';
+import { credentials, makeGenericClientConstructor, type ServiceError, status } from '@grpc/grpc-js';
+import { invokeUnary } from '@nvcf/kserve-grpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRestrictedApis } from '../access/restricted-apis.ts';
 import { tritonV1GrpcDefinition } from '../grpc-v1/v1-grpc-definition.ts';
@@ -63,10 +63,11 @@ describe('restricted protocols', () => {
     const V1 = makeGenericClientConstructor(tritonV1GrpcDefinition(), 'GRPCService');
     const client = new V1(guarded.address, credentials.createInsecure());
     try {
-      const err = await new Promise<{ code: number; details: string }>((resolve, reject) =>
-        callUnary(client, V1.service, 'Status', {}, new Metadata(), {}, (e) =>
-          e ? resolve(e) : reject(new Error('Status succeeded')),
-        ),
+      const err = await invokeUnary(client, V1.service, 'Status', {}).then(
+        () => {
+          throw new Error('Status succeeded');
+        },
+        (e: ServiceError) => e,
       );
       expect(err.code).toBe(status.UNAVAILABLE);
       expect(err.details).toMatch(/^This protocol is restricted/);
