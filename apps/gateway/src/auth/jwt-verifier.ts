@@ -44,6 +44,12 @@ type TokenClaims = z.infer<typeof TokenClaims>;
 const unauthorized = (detail: string) => new AppError('UNAUTHENTICATED', detail);
 
 /**
+ * A JWS in compact form is exactly three unpadded base64url segments (RFC 7515 §7.1, §2). jose's decoder
+ * tolerates `=` padding, so `<token>=` verified too: one signature, many accepted spellings of it.
+ */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+/**
  * How long the token is good for: from its issue (or from now, when it has no `iat` or claims to be
  * issued in the future) to its expiry.
  */
@@ -65,7 +71,7 @@ export function createJwtVerifier(opts: JwtOptions, homeNcaId: string): (token: 
   const secret = opts.secret ? new TextEncoder().encode(opts.secret) : undefined;
 
   async function verified(token: string) {
-    if (!secret) throw unauthorized('client is unauthorized');
+    if (!secret || !COMPACT_JWS.test(token)) throw unauthorized('client is unauthorized');
     try {
       const { payload } = await jwtVerify(token, secret, {
         algorithms: ['HS256'],
