@@ -12,6 +12,15 @@ import { REDIS_INSTALL_HINT, type RedisHandle, startRedis } from '@nvcf/testing'
 const root = resolve(import.meta.dirname, '..');
 const modelRepository = resolve(root, process.env.MODEL_REPOSITORY ?? 'model-repository');
 const gatewayPort = process.env.GATEWAY_PORT ?? '8080';
+// Loopback unless told otherwise: the worker's KServe ports take no credential, and a quick start on a laptop
+// or a shared host must not offer them (or the gateway) to the network. The apps' own default stays 0.0.0.0
+// for containers, where the pod network is the boundary.
+const gatewayHost = process.env.GATEWAY_HOST || '127.0.0.1';
+const workerHost = process.env.WORKER_HOST || '127.0.0.1';
+/** Where a browser on this machine reaches a server bound to `host`. */
+const reachableAt = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
+const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
+const gatewayUrl = `http://${urlHost(reachableAt(gatewayHost))}:${gatewayPort}`;
 
 await generateExampleRepository(modelRepository, {
   includeGenerative: true,
@@ -51,7 +60,9 @@ const env = {
   ...process.env,
   REDIS_URL: redis.url,
   MODEL_REPOSITORY: modelRepository,
+  GATEWAY_HOST: gatewayHost,
   GATEWAY_PORT: gatewayPort,
+  WORKER_HOST: workerHost,
   NVCF_BOOTSTRAP_ADMIN_KEY: adminKey,
   URL_SIGNING_SECRET: urlSigningSecret,
 };
@@ -93,10 +104,10 @@ launch('gateway', 'apps/gateway/src/main.ts');
 process.stderr.write(
   [
     '',
-    `  NVCF gateway   http://127.0.0.1:${gatewayPort}   (redis: ${redis.url}, models: ${modelRepository})`,
+    `  NVCF gateway   ${gatewayUrl}   (redis: ${redis.url}, models: ${modelRepository})`,
     `  admin API key  ${adminKey}   (also in .data/admin-key; more keys: pnpm keys create --help)`,
-    `  list functions curl -s -H "Authorization: Bearer $(cat .data/admin-key)" http://127.0.0.1:${gatewayPort}/v2/nvcf/functions`,
-    '  worker         KServe V2 HTTP :8000, gRPC :8001, metrics :8002',
+    `  list functions curl -s -H "Authorization: Bearer $(cat .data/admin-key)" ${gatewayUrl}/v2/nvcf/functions`,
+    `  worker         KServe V2 HTTP ${urlHost(workerHost)}:8000, gRPC :8001, metrics :8002`,
     '  Ctrl-C stops everything.',
     '',
   ].join('\n'),
