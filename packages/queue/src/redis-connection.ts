@@ -114,11 +114,13 @@ export async function* scanKeys(client: RedisClient, pattern: string): AsyncIter
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
 
 /**
- * Whether `err` means Redis could not be reached or did not answer in time (the caller may try again
+ * Whether `err` means Redis could not be reached, did not answer in time, or is full (the caller may try again
  * shortly), as opposed to a bug or a refused command.
  */
 export function isRedisUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
+  // Full, not broken: memory comes back as workers finish jobs and records expire.
+  if (isRedisOutOfMemory(err)) return true;
   if (err.name === 'MaxRetriesPerRequestError') return true;
   const code = (err as NodeJS.ErrnoException).code;
   if (code !== undefined && UNAVAILABLE_CODES.has(code)) return true;
@@ -143,6 +145,19 @@ export function isRedisUnavailable(err: unknown): boolean {
     // A blocking read on a primary that was just demoted.
     err.message.startsWith('UNBLOCKED')
   );
+}
+
+/**
+ * Redis at its `maxmemory` with `noeviction` refusing a write: `OOM command not allowed when used memory >
+ * 'maxmemory'`, as a command's reply, a function refused before it runs, or a script's write (then after an
+ * `ERR` or with the script named after it).
+ */
+export function isRedisOutOfMemory(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (/^(ERR )?OOM command not allowed/.test(err.message)) return true;
+  // A transaction whose commands were refused as they were queued: ioredis keeps their errors beside EXECABORT's.
+  const previous: unknown = Reflect.get(err, 'previousErrors');
+  return err.message.startsWith('EXECABORT') && Array.isArray(previous) && previous.some(isRedisOutOfMemory);
 }
 
 /** A stream's consumer group (or the stream itself) does not exist: nobody has read that queue yet, or it was retired. */

@@ -20,15 +20,22 @@ export function hasRedisServerBinary(): boolean {
  * A Redis for tests and the quick start: `REDIS_URL` when set, else a private `redis-server` on a free
  * loopback port (fast, isolated, parallel-safe). Persistence is off: these servers are throwaway.
  */
-export async function startRedis(opts: { env?: NodeJS.ProcessEnv; persistDir?: string } = {}): Promise<RedisHandle> {
+export async function startRedis(
+  opts: {
+    env?: NodeJS.ProcessEnv;
+    persistDir?: string;
+    /** More server arguments (`--maxmemory 8mb`): always a private server then, never `REDIS_URL`'s. */
+    args?: readonly string[];
+  } = {},
+): Promise<RedisHandle> {
   const env = opts.env ?? process.env;
-  if (env.REDIS_URL) return { url: env.REDIS_URL, owned: false, close: async () => {} };
+  if (env.REDIS_URL && !opts.args) return { url: env.REDIS_URL, owned: false, close: async () => {} };
   if (!hasRedisServerBinary()) throw new Error(REDIS_INSTALL_HINT);
   let lastError: unknown;
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort();
     try {
-      return await spawnOn(port, opts.persistDir);
+      return await spawnOn(port, opts.persistDir, opts.args ?? []);
     } catch (err) {
       lastError = err; // port taken between probe and bind: try another
     }
@@ -36,9 +43,9 @@ export async function startRedis(opts: { env?: NodeJS.ProcessEnv; persistDir?: s
   throw new Error(`could not start redis-server: ${String(lastError)}`);
 }
 
-async function spawnOn(port: number, persistDir: string | undefined): Promise<RedisHandle> {
+async function spawnOn(port: number, persistDir: string | undefined, args: readonly string[]): Promise<RedisHandle> {
   const persistence = persistDir ? ['--dir', persistDir, '--appendonly', 'yes'] : ['--save', '', '--appendonly', 'no'];
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...persistence], {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...persistence, ...args], {
     stdio: 'ignore',
   });
   const url = `redis://127.0.0.1:${port}`;

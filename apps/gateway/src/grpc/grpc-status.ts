@@ -2,6 +2,7 @@ import { Metadata, type ServerErrorResponse } from '@grpc/grpc-js';
 import { grpcError, toGrpcError } from '@nvcf/kserve-grpc';
 import { AppError, type ErrorCode, errorCodeInfo, NvcfHeader } from '@nvcf/protocol';
 import { isRedisUnavailable } from '@nvcf/queue';
+import { redisTrouble } from '../http/problem-response.ts';
 import { RelayedFunctionError } from '../invocation/relayed-problem.ts';
 
 /** The gateway's own errors take NVCF's gRPC codes (errors.ts), e.g. RESOURCE_EXHAUSTED for a full queue. */
@@ -14,9 +15,15 @@ export const gatewayGrpcCode = (code: ErrorCode): number => errorCodeInfo[code].
  * INTERNAL with a fixed text.
  */
 export function toGatewayGrpcError(err: unknown): ServerErrorResponse {
-  // Redis away or stalled: try again shortly (HTTP callers get 503 + Retry-After for the same).
-  if (isRedisUnavailable(err))
-    return grpcError(14, 'the request store (Redis) is unreachable or not answering; try again');
+  // Redis away, stalled or full: try again (HTTP callers get 503 + Retry-After for the same).
+  if (isRedisUnavailable(err)) {
+    const { detail, retryAfterSeconds } = redisTrouble(err);
+    const out = grpcError(14, detail);
+    const metadata = new Metadata();
+    metadata.set('retry-after', String(retryAfterSeconds));
+    out.metadata = metadata;
+    return out;
+  }
   const out = toGrpcError(err, gatewayGrpcCode);
   if (err instanceof RelayedFunctionError) {
     const metadata = new Metadata();

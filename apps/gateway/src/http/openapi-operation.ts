@@ -63,7 +63,7 @@ export const Reason = {
     'The function belongs to another account that shared it with the caller’s: only its owner may change it. Or: ' +
     'the credential is restricted to other functions.',
   notVisible: 'Or another account’s function not shared with the caller’s account.',
-  redis: 'Redis (the request store) is unreachable or not answering; nothing was lost, try again.',
+  redis: 'Redis (the request store) is unreachable, not answering or full; nothing was lost, try again.',
 } as const;
 
 const REDIS_DOWN = 503;

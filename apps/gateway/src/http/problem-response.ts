@@ -1,5 +1,5 @@
 import { AppError, PROBLEM_CONTENT_TYPE, problem } from '@nvcf/protocol';
-import { isRedisUnavailable } from '@nvcf/queue';
+import { isRedisOutOfMemory, isRedisUnavailable } from '@nvcf/queue';
 
 /** Serialises a problem+json response. Every gateway error leaves through here. */
 export function problemResponse(
@@ -26,8 +26,19 @@ export function errorToProblem(err: unknown, instance: string): { response: Resp
   }
   if (isRedisUnavailable(err)) {
     // Nothing was lost: whatever was accepted before is in Redis; this call can simply be made again.
-    const detail = 'the request store (Redis) is unreachable or not answering; try again shortly';
-    return { response: problemResponse(503, detail, { instance, headers: { 'retry-after': '1' } }), internal: false };
+    const { detail, retryAfterSeconds } = redisTrouble(err);
+    const headers = { 'retry-after': String(retryAfterSeconds) };
+    return { response: problemResponse(503, detail, { instance, headers }), internal: false };
   }
   return { response: problemResponse(500, 'Internal error', { instance }), internal: true };
+}
+
+/**
+ * What a caller is told when Redis cannot take the call: unreachable or stalled (back within a second or so), or
+ * full (`maxmemory` with `noeviction`: space returns as queued work is run and records expire, not at once).
+ */
+export function redisTrouble(err: unknown): { detail: string; retryAfterSeconds: number } {
+  return isRedisOutOfMemory(err)
+    ? { detail: 'the request store (Redis) is full; try again later', retryAfterSeconds: 5 }
+    : { detail: 'the request store (Redis) is unreachable or not answering; try again shortly', retryAfterSeconds: 1 };
 }
