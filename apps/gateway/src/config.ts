@@ -45,6 +45,8 @@ export const GatewayEnvFields = z.object({
   NVCF_JWT_AUDIENCE: envString(''),
   AUTH_CACHE_MS: envInt(2000, 0, 60_000),
   MAX_QUEUE_DEPTH: envInt(100_000, 0),
+  MAX_QUEUE_BYTES_PER_VERSION: envInt(256 * 1024 * 1024, 0),
+  MAX_QUEUE_BYTES_PER_ACCOUNT: envInt(128 * 1024 * 1024, 0),
   RATE_LIMIT_PER_MINUTE: envInt(6000, 0),
   MAX_OPEN_REQUESTS_PER_CREDENTIAL: envInt(256, 0),
   GATEWAY_BODY_TIMEOUT_MS: envInt(60_000, 1000, 3_600_000),
@@ -110,6 +112,10 @@ export interface GatewayConfig {
   /** Calls (invocations, polls, streams) per credential per minute before 429 (0: unlimited). */
   rateLimitPerMinute: number;
   /** Open long-polls and event streams per credential on one gateway before 429 (0: unlimited). */
+  /** Bytes of jobs and inputs one version's queues hold (waiting or running) before 429 (0: unbounded). */
+  maxQueueBytesPerVersion: number;
+  /** Bytes of jobs and inputs one account's requests hold in every queue together before 429 (0: unbounded). */
+  maxQueueBytesPerAccount: number;
   maxOpenRequestsPerCredential: number;
   /** A request whose headers and body have not all arrived by then is answered 408 and closed. */
   bodyTimeoutMs: number;
@@ -181,6 +187,8 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     assetMaxBytes: env.ASSET_MAX_BYTES,
     modelArchiveMaxBytes: env.MODEL_ARCHIVE_MAX_BYTES,
     modelArchiveMaxRatio: env.MODEL_ARCHIVE_MAX_RATIO,
+    maxQueueBytesPerVersion: env.MAX_QUEUE_BYTES_PER_VERSION,
+    maxQueueBytesPerAccount: env.MAX_QUEUE_BYTES_PER_ACCOUNT,
     assetTtlSeconds: env.ASSET_TTL_SECONDS,
     assetQuotaBytes: env.ASSET_QUOTA_BYTES,
     assetQuotaCount: env.ASSET_QUOTA_COUNT,

@@ -73,6 +73,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     attempts: config.jobAttempts,
     ttlSeconds: config.requestTtlSeconds,
   });
+    maxVersionBytes: config.maxQueueBytesPerVersion,
   const authorizationStore = createFunctionAuthorizationStore(redis, keys);
   const functions = createFunctionResolver(registry, authorizationStore, { cacheMs: config.functionCacheMs });
   const access = createFunctionAccess(registry, authorizationStore);
@@ -89,7 +90,11 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   // Metered through its own deps (what it queues, reads, waits for) and its answers: the path itself is unchanged.
   const unmetered = createInvocationService({
     functions,
-    queueGuard: createQueueGuard(producer, { maxDepth: config.maxQueueDepth, cacheMs: 250 }),
+    queueGuard: createQueueGuard(producer, {
+      maxDepth: config.maxQueueDepth,
+      maxAccountBytes: config.maxQueueBytesPerAccount,
+      cacheMs: 250,
+    }),
     store: meter.store(store),
     producer: meter.producer(producer),
     completions: meter.completions(completions),

@@ -270,11 +270,11 @@ export function createInvocationConsumer(
     }
   }
 
-  /** Takes a job whose request was settled already off the queue. */
+  /** Takes a job whose request was settled already off the queue (and releases the bytes it held there). */
   async function leave(requestId: string, job: FinishedJob): Promise<void> {
-    const pipeline = connection.pipeline().xack(q.stream, WORKERS_GROUP, job.entryId).xdel(q.stream, job.entryId);
-    if (job.inputKept) pipeline.del(keys.requestInput(requestId));
-    await pipeline.exec();
+    if (job.inputKept) {
+      await r.nvcfLeaveJobDroppingInput(q.stream, keys.requestInput(requestId), WORKERS_GROUP, job.entryId, requestId);
+    } else await r.nvcfLeaveJob(q.stream, WORKERS_GROUP, job.entryId, requestId);
   }
 
   async function retry(entryId: string, requestId: string, fields: Map<string, string>, attempt: number) {

@@ -15,14 +15,37 @@ export interface EnqueueOptions {
    * the worker reads them with the job, no second read and no key to drop. Not with `input`.
    */
   entryBytes?: Buffer;
+  /** The account whose bytes in the queues the request's count among (`accountBytes`); '' when none. */
+  account?: string;
+}
+
+/**
+ * The request's job and input would take its version's queues past `ProducerOptions.maxVersionBytes`: nothing was
+ * stored. Space returns as the version's workers finish jobs.
+ */
+export class QueueBytesError extends Error {
+  readonly versionId: string;
+  readonly maxBytes: number;
+  constructor(versionId: string, maxBytes: number) {
+    super(`the queues of function version '${versionId}' hold their most bytes (${maxBytes})`);
+    this.name = 'QueueBytesError';
+    this.versionId = versionId;
+    this.maxBytes = maxBytes;
+  }
 }
 
 export interface InvocationProducer {
   /**
    * Records the request (state `queued`) and queues its job in one step. Adding the same request twice is a
    * no-op: false then.
+   * @throws QueueBytesError when the job and its input would take the version's queues past their bound
    */
   enqueue(job: InvocationJob, opts?: EnqueueOptions): Promise<boolean>;
+  /**
+   * The bytes an account's requests hold in every version's queues (jobs and inputs waiting or running): one read
+   * of each version it queued into, and of the list of them.
+   */
+  accountBytes(account: string): Promise<number>;
   /** Jobs waiting or running for a version (retries waiting out their pause included). */
   depth(versionId: string): Promise<number>;
   /** Jobs waiting (not yet taken by a worker) for a version: one Redis command. */
@@ -51,7 +74,24 @@ export interface ProducerOptions {
   attempts: number;
   /** How long a request's record (and its kept input) lives. */
   ttlSeconds: number;
+  /** Bytes one version's queues may hold (its requests' jobs and inputs) before `enqueue` refuses; 0: unbounded. */
+  maxVersionBytes?: number;
 }
+
+/**
+ * How often an account's entry for a version is refreshed in `accountQueues` while it queues there, and how long an
+ * entry holding nothing stays after its last refresh: an entry still in use is never dropped by a reader.
+ */
+const ACCOUNT_QUEUE_REFRESH_MS = 60_000;
+const ACCOUNT_QUEUE_IDLE_MS = 10 * ACCOUNT_QUEUE_REFRESH_MS;
+
+/** Drops an account's entries that held nothing when read, unless queued into since (their score moved on). */
+const FORGET_IDLE_QUEUES = `local n = 0
+for i = 2, #ARGV do
+  local at = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if at and tonumber(at) < tonumber(ARGV[1]) then n = n + redis.call('ZREM', KEYS[1], ARGV[i]) end
+end
+return n`;
 
 /**
  * The gateway's side of the invocation queues: one Redis stream per function version (keys.ts `queue`), read by
@@ -67,15 +107,48 @@ export function createInvocationProducer(
     const q = keys.queue(versionId);
     return r.nvcfQueueCounts(q.stream, q.delayed, WORKERS_GROUP);
   };
+  /** When this process last refreshed an account's entry for a version (`account versionId` → ms). */
+  const refreshed = new Map<string, number>();
+  /** Lists the version under the account (at most once a minute per pair and process: usually no command). */
+  const listQueue = (account: string, versionId: string) => {
+    const pair = `${account} ${versionId}`;
+    const now = Date.now();
+    if (now - (refreshed.get(pair) ?? 0) < ACCOUNT_QUEUE_REFRESH_MS) return;
+    if (refreshed.size > 100_000) refreshed.clear();
+    refreshed.set(pair, now);
+    // Sent ahead of the enqueue on the same connection: the entry exists by the time the bytes are counted.
+    void connection.zadd(keys.accountQueues(account), now, versionId).catch(() => refreshed.delete(pair));
+  };
   return {
     async enqueue(job, to = {}) {
       const q = keys.queue(job.versionId, to.worker);
       const record = keys.request(job.requestId);
-      const args = [opts.ttlSeconds, job.functionId, to.principal ?? '', entryJob(job), opts.attempts];
+      const account = to.account ?? '';
+      if (account) listQueue(account, job.versionId);
+      const args = [
+        opts.ttlSeconds,
+        job.functionId,
+        to.principal ?? '',
+        entryJob(job),
+        opts.attempts,
+        account,
+        opts.maxVersionBytes ?? 0,
+      ];
       const queued = to.input
         ? await r.nvcfEnqueueWithInput(record, q.stream, keys.requestInput(job.requestId), ...args, to.input)
         : await r.nvcfEnqueue(record, q.stream, ...args, ...(to.entryBytes ? [to.entryBytes] : []));
+      if (queued === -1) throw new QueueBytesError(job.versionId, opts.maxVersionBytes ?? 0);
       return queued === 1;
+    },
+    async accountBytes(account) {
+      const listKey = keys.accountQueues(account);
+      const listed = await connection.zrange(listKey, 0, -1);
+      const parts = await Promise.all(listed.map((v) => connection.hget(keys.queueBytes(v), `a:${account}`)));
+      const idle = listed.filter((_, i) => !parts[i]);
+      if (idle.length > 0) {
+        await connection.eval(FORGET_IDLE_QUEUES, 1, listKey, Date.now() - ACCOUNT_QUEUE_IDLE_MS, ...idle);
+      }
+      return parts.reduce((sum, part) => sum + Number(part ?? 0), 0);
     },
     async depth(versionId) {
       const [inStream, , delayed] = await counts(versionId);
@@ -100,9 +173,18 @@ export function createInvocationProducer(
         }
       }
       for (const q of [keys.queue(versionId), ...own]) {
-        for (const requestId of await waitingIn(q)) await settle(requestId);
+        const waiting = await waitingIn(q);
+        for (const requestId of waiting) await settle(requestId);
+        // Nothing will read their kept inputs now: they go with the queue, not at their TTL. Inputs of jobs
+        // running still go as those finish.
+        for (let i = 0; i < waiting.length; i += PAGE) {
+          const inputs = waiting.slice(i, i + PAGE).map((id) => keys.requestInput(id));
+          if (inputs.length > 0) await connection.del(...inputs);
+        }
         await connection.del(q.stream, q.delayed, q.delayedJobs);
       }
+      // What the version's queues held: released with them (running jobs finish without it).
+      await connection.del(keys.queueBytes(versionId));
     },
     async withdraw(versionId, requestId) {
       const q = keys.queue(versionId);

@@ -7,7 +7,7 @@ import {
   type InvocationConsumer,
   type InvocationProcessor,
 } from './invocation-consumer.ts';
-import { createInvocationProducer } from './invocation-producer.ts';
+import { createInvocationProducer, QueueBytesError } from './invocation-producer.ts';
 import { InvocationJob } from './job-contract.ts';
 import { createKeys, newRequestId, WORKERS_GROUP } from './keys.ts';
 import { createRedis, type RedisClient } from './redis-connection.ts';
@@ -29,10 +29,10 @@ afterAll(async () => {
 });
 
 /** A fresh deployment: its own key prefix, producer and store, and a way to start workers on it. */
-function setup(attempts = 3) {
+function setup(attempts = 3, maxVersionBytes = 0) {
   const keys = createKeys(`q${randomUUID().slice(0, 8)}`);
   const store = createRequestStore(redis, keys, { ttlSeconds: 60 });
-  const producer = createInvocationProducer(redis, keys, { attempts, ttlSeconds: 60 });
+  const producer = createInvocationProducer(redis, keys, { attempts, ttlSeconds: 60, maxVersionBytes });
   const versionId = randomUUID();
   const job = (n = 0, input: InvocationJob['input'] = json({ n })): InvocationJob => ({
     requestId: newRequestId(versionId),
@@ -116,9 +116,11 @@ describe('invocation queue', () => {
       '3',
     ]);
     expect(InvocationJob.parse({ ...JSON.parse(String(fields[5])), requestId, functionId, versionId })).toEqual(j);
-    // Every key lives under the deployment's prefix.
+    // Every key lives under the deployment's prefix (the bytes the queue holds: queueBytes).
     const all = await redis.keys(`${keys.prefix}:*`);
-    expect(all.sort()).toEqual([keys.queue(versionId).stream, keys.request(j.requestId)].sort());
+    expect(all.sort()).toEqual(
+      [keys.queue(versionId).stream, keys.request(j.requestId), keys.queueBytes(versionId)].sort(),
+    );
     // Headers the function may read travel when there are any.
     const withHeaders = { ...job(3), headers: { 'inference-header-content-length': '42' } };
     await producer.enqueue(withHeaders);
@@ -283,6 +285,8 @@ describe('invocation queue', () => {
     expect(failed.status).toBe(500);
     expect(failed.body.toString()).toMatch(/stalled more than 1 times/);
     expect(await producer.depth(versionId)).toBe(0);
+    // Out of the queue for good: the bytes the job held there are released with it.
+    expect(await redis.exists(keys.queueBytes(versionId))).toBe(0);
     // The first "dead" worker's run was alive after all and finishes late: its answer is discarded (the rescuer's
     // stands) but counted, a second run of one request, though its entry left the queue long ago.
     held.open();
@@ -324,6 +328,45 @@ describe('invocation queue', () => {
     // The processor answered the settled one too, but the first answer stands.
     expect((await answer(second.requestId)).body.toString()).toBe('gone');
     expect(await producer.depth(versionId)).toBe(0);
+  });
+
+  it("counts each request's bytes in its version's queues per account until its job leaves; past the bound nothing is stored", async () => {
+    const bound = 3000;
+    const { keys, store, producer, versionId, job, consume, answer } = setup(1, bound);
+    const stored = () => job(0, { kind: 'stored', contentType: 'application/octet-stream', format: 'bytes' });
+    const entry = () => job(0, { kind: 'entry', contentType: 'application/octet-stream' });
+    const [ran, settled, withdrawn, refused] = [stored(), entry(), stored(), stored()];
+    const bytes = Buffer.alloc(900, 7);
+    await producer.enqueue(ran, { input: bytes, account: 'team-a' });
+    await producer.enqueue(settled, { entryBytes: bytes, account: 'team-a' });
+    await producer.enqueue(withdrawn, { input: bytes, account: 'team-b' });
+    const a = await producer.accountBytes('team-a');
+    const b = await producer.accountBytes('team-b');
+    expect(a).toBeGreaterThan(2 * 900);
+    expect(b).toBeGreaterThan(900);
+    expect(Number(await redis.hget(keys.queueBytes(versionId), 't'))).toBe(a + b);
+    // A fourth would pass the version's bound: refused, and nothing of it stored.
+    await expect(producer.enqueue(refused, { input: bytes, account: 'team-c' })).rejects.toThrow(QueueBytesError);
+    expect(await store.owner(refused.requestId)).toBeUndefined();
+    expect(await redis.exists(keys.requestInput(refused.requestId))).toBe(0);
+    expect(await producer.accountBytes('team-c')).toBe(0);
+    // Withdrawn (a cancel): released at once.
+    expect(await producer.withdraw(versionId, withdrawn.requestId)).toBe(true);
+    expect(await producer.accountBytes('team-b')).toBe(0);
+    // Run and answered, or settled meanwhile and left (no answer stored): released as each leaves the queue.
+    await store.complete(settled.requestId, { status: 499, contentType: 'text/plain', body: Buffer.from('gone') });
+    const worker = consume(async (j) => (j.requestId === settled.requestId ? undefined : ok(j.requestId)));
+    expect((await answer(ran.requestId)).status).toBe(200);
+    while ((await producer.depth(versionId)) > 0) await sleep(10);
+    await worker.close();
+    expect(await producer.accountBytes('team-a')).toBe(0);
+    expect(await redis.exists(keys.queueBytes(versionId))).toBe(0);
+    // Room again, and a deleted version's queues take what they held with them.
+    await producer.enqueue(refused, { input: bytes, account: 'team-c' });
+    expect(await producer.accountBytes('team-c')).toBeGreaterThan(900);
+    await producer.retire(versionId, async () => {});
+    expect(await producer.accountBytes('team-c')).toBe(0);
+    expect(await redis.exists(keys.queueBytes(versionId), keys.requestInput(refused.requestId))).toBe(0);
   });
 
   it('hands the bytes an entry carries to the job, every byte value intact through a retry and a stall', async () => {

@@ -41,6 +41,17 @@ export interface Keys {
   /** SCAN pattern matching the streams of every worker's own queue of a version. */
   workerQueuesPattern(versionId: string): string;
   /**
+   * Hash: the bytes a version's queues hold (its requests' jobs and inputs, waiting or running): `t` in all,
+   * `a:<account>` per account, `r:<request id>` per request. Kept by the queue scripts (lua/queue-bytes.lua, which
+   * builds this name from the queue's); deleted with the version's queues.
+   */
+  queueBytes(versionId: string): string;
+  /**
+   * Sorted set: the versions an account has queued requests into → when it last did (ms). What an account holds in
+   * every queue together is the sum of its part of each (`queueBytes`). In the account's own slot.
+   */
+  accountQueues(ncaId: string): string;
+  /**
    * What precedes a request id in its record's key, given the request's tag: scripts that handle many jobs of one
    * queue build the records' keys (all in the queue's slot) from it, as `prefix .. '{' .. tag .. '}:' .. id`.
    */
@@ -137,6 +148,8 @@ export function createKeys(prefix = 'nvcf'): Keys {
     streamAttach: (requestId) => `${prefix}:stream-attach:${r(requestId)}:${requestId}`,
     eventsAppended: `${prefix}:events-appended`,
     resultObjectExpiries: `${prefix}:results:expiries`,
+    queueBytes: (versionId) => `${prefix}:q-bytes:${v(versionId)}:${versionId}`,
+    accountQueues: (ncaId) => `${prefix}:account-queues:{a:${encodeURIComponent(ncaId)}}`,
     deploymentsChanged: `${prefix}:deployments-changed`,
     rateWindow: (subject, window) => `${prefix}:rate:${subject}:${window}`,
     apiKeyByHash: (sha256hex) => `${prefix}:{auth}:apikey:${sha256hex}`,

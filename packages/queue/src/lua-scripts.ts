@@ -17,6 +17,8 @@ export interface RequestScripts {
   nvcfReportProgress(key: string, ...args: Arg[]): Promise<number>;
   nvcfEnqueue(request: string, stream: string, ...args: Arg[]): Promise<number>;
   nvcfEnqueueWithInput(request: string, stream: string, input: string, ...args: Arg[]): Promise<number>;
+  nvcfLeaveJob(stream: string, ...args: Arg[]): Promise<number>;
+  nvcfLeaveJobDroppingInput(stream: string, input: string, ...args: Arg[]): Promise<number>;
   nvcfRetryJob(stream: string, delayed: string, delayedJobs: string, ...args: Arg[]): Promise<number>;
   nvcfMaintainQueue(stream: string, delayed: string, delayedJobs: string, ...args: Arg[]): Promise<string[]>;
   nvcfWithdrawJob(
@@ -41,6 +43,8 @@ const METHODS: Record<keyof RequestScripts, [file: string, numberOfKeys: number,
   nvcfReportProgress: ['report-progress', 1],
   nvcfEnqueue: ['enqueue', 2],
   nvcfEnqueueWithInput: ['enqueue', 3],
+  nvcfLeaveJob: ['leave-job', 1],
+  nvcfLeaveJobDroppingInput: ['leave-job', 2],
   nvcfRetryJob: ['retry-job', 3],
   nvcfMaintainQueue: ['maintain-queue', 3],
   nvcfWithdrawJob: ['withdraw-job', 4],
@@ -49,7 +53,10 @@ const METHODS: Record<keyof RequestScripts, [file: string, numberOfKeys: number,
 };
 
 const FILES = [...new Set(Object.values(METHODS).map(([file]) => file))].sort();
-const sources = FILES.map((file) => readFileSync(new URL(`./lua/${file}.lua`, import.meta.url), 'utf8'));
+const read = (file: string) => readFileSync(new URL(`./lua/${file}.lua`, import.meta.url), 'utf8');
+const sources = FILES.map(read);
+/** Local functions the scripts share (the bytes queues hold), defined once at the library's top. */
+const PREAMBLE = read('queue-bytes');
 
 /**
  * This release's scripts as one Redis function library (https://redis.io/docs/latest/develop/programmability/functions-intro/,
@@ -57,12 +64,16 @@ const sources = FILES.map((file) => readFileSync(new URL(`./lua/${file}.lua`, im
  * each of an invocation's script calls sends 32 bytes less. The library and its functions are named by a hash of
  * the scripts, so releases that differ load side by side during a rolling upgrade, each calling its own.
  */
-const TAG = createHash('sha1').update(sources.join('\0')).digest('hex').slice(0, 6);
+const TAG = createHash('sha1')
+  .update([PREAMBLE, ...sources].join('\0'))
+  .digest('hex')
+  .slice(0, 6);
 const functionName = (file: string) => `n${TAG}${String.fromCharCode(97 + FILES.indexOf(file))}`;
 /** The library's name (`FUNCTION LIST`, `FUNCTION DELETE` to drop an old release's). */
 export const SCRIPT_LIBRARY = `nvcf_${TAG}`;
 const LIBRARY = [
   `#!lua name=${SCRIPT_LIBRARY}`,
+  PREAMBLE,
   // Each script's body as written for EVAL, its KEYS and ARGV becoming the function's parameters.
   ...FILES.map(
     (file, i) => `redis.register_function('${functionName(file)}', function(KEYS, ARGV)\n${sources[i]}\nend)`,

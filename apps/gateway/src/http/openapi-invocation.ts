@@ -48,5 +48,6 @@ export const INVOCATION_PROBLEMS = {
     'unknown input or output).',
   tooMany:
     'Too many requests: the credential’s rate limit (RATE_LIMIT_PER_MINUTE), its open long-polls and streams ' +
-    '(MAX_OPEN_REQUESTS_PER_CREDENTIAL), or the version’s queue is full (MAX_QUEUE_DEPTH).',
+    '(MAX_OPEN_REQUESTS_PER_CREDENTIAL), the version’s queue is full (MAX_QUEUE_DEPTH), or the bytes waiting in ' +
+    'the queues reach the account’s or the version’s bound (MAX_QUEUE_BYTES_PER_ACCOUNT, MAX_QUEUE_BYTES_PER_VERSION).',
 } as const;

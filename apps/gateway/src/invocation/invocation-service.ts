@@ -13,7 +13,7 @@ import type {
 import { isRedisUnavailable, newRequestId, type SequenceRouter, sequenceFlagsOf } from '@nvcf/queue';
 import type { FunctionResolver } from './function-resolver.ts';
 import type { IdempotentCall } from './idempotency-key.ts';
-import type { QueueGuard } from './queue-guard.ts';
+import { type QueueGuard, queueBytesRefusal } from './queue-guard.ts';
 
 /** What authorization is shown of an existing request. */
 export interface RequestAccess {
@@ -184,6 +184,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
       const worker = fv.model?.sequence ? await sequenceWorker(fv.versionId, req) : undefined;
       const { input, stored, entryBytes } = splitInput(fv.container ? verbatim(req) : req);
       const trace = deps.traceContext?.();
+      await deps.queueGuard.admitBytes(req.ncaId, (stored ?? entryBytes ?? req.body)?.byteLength ?? 0);
       // One step: the record, the kept input and the job are written together (one script, one round trip).
       await producer.enqueue(
         {
@@ -202,6 +203,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
         {
           principal: req.principal,
           ...(worker ? { worker } : {}),
+          account: req.ncaId,
           ...(stored ? { input: stored } : {}),
           ...(entryBytes ? { entryBytes } : {}),
         },
@@ -214,7 +216,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
       if (idem && !isRedisUnavailable(err)) {
         await deps.idempotency.release(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
       }
-      throw err;
+      throw queueBytesRefusal(err);
     }
     if (idem) {
       await deps.idempotency.confirm(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});

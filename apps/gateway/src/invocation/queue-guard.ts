@@ -1,21 +1,32 @@
 import { AppError } from '@nvcf/protocol';
-import type { InvocationProducer } from '@nvcf/queue';
+import { type InvocationProducer, QueueBytesError } from '@nvcf/queue';
 
 export interface QueueGuard {
   /** RESOURCE_EXHAUSTED (429) when the version's queue already holds `maxDepth` waiting requests. */
   admit(versionId: string): Promise<void>;
+  /**
+   * RESOURCE_EXHAUSTED (429) when `bytes` more would take what the account's requests hold in the queues (every
+   * version together) past `maxAccountBytes`.
+   */
+  admitBytes(account: string, bytes: number): Promise<void>;
 }
 
+/** Until space returns: jobs must run first, so sooner is no use. */
+const BYTES_RETRY_AFTER_SECONDS = 5;
+
 /**
- * Bounds each function version's queue (NVIDIA's default: 100 000 messages). The waiting count is read
- * at most every `cacheMs` per version: under load an exact count per request would cost a round trip
- * each, and a limit this size does not need to be exact to the request.
+ * Bounds each function version's queue (NVIDIA's default: 100 000 messages) and the bytes each account keeps
+ * waiting in the queues, so that no account can fill Redis for the others (the version's own byte bound is the
+ * enqueue script's, exact). The waiting count and an account's bytes are read at most every `cacheMs` per version
+ * and per account, and what this gateway admits meanwhile is added to them: under load an exact count per request
+ * would cost a round trip each, and a limit this size does not need to be exact to the request.
  */
 export function createQueueGuard(
   producer: InvocationProducer,
-  opts: { maxDepth: number; cacheMs: number },
+  opts: { maxDepth: number; maxAccountBytes: number; cacheMs: number },
 ): QueueGuard {
   const seen = new Map<string, { at: number; waiting: number }>();
+  const held = new Map<string, { at: number; bytes: number }>();
   return {
     async admit(versionId) {
       if (opts.maxDepth <= 0) return;
@@ -36,5 +47,34 @@ export function createQueueGuard(
       }
       entry.waiting++;
     },
+    async admitBytes(account, bytes) {
+      if (opts.maxAccountBytes <= 0) return;
+      const now = Date.now();
+      let entry = held.get(account);
+      if (!entry || now - entry.at >= opts.cacheMs) {
+        entry = { at: now, bytes: await producer.accountBytes(account) };
+        held.set(account, entry);
+      }
+      if (entry.bytes + bytes > opts.maxAccountBytes) {
+        throw new AppError(
+          'RESOURCE_EXHAUSTED',
+          `account '${account}' has ${entry.bytes} bytes of requests in the queues, and ${bytes} more would pass ` +
+            `its bound (${opts.maxAccountBytes}); try again once some have run`,
+          { retryAfterSeconds: BYTES_RETRY_AFTER_SECONDS },
+        );
+      }
+      entry.bytes += bytes;
+    },
   };
+}
+
+/** The version's own byte bound, met in the enqueue script, as the same 429; any other error as it is. */
+export function queueBytesRefusal(err: unknown): unknown {
+  if (!(err instanceof QueueBytesError)) return err;
+  return new AppError(
+    'RESOURCE_EXHAUSTED',
+    `the queue of function version '${err.versionId}' holds its most bytes (${err.maxBytes}); try again once ` +
+      'some requests have run',
+    { retryAfterSeconds: BYTES_RETRY_AFTER_SECONDS },
+  );
 }

@@ -1,7 +1,8 @@
 -- Stores the result and announces it. First writer wins: a terminal state is never overwritten, and a
 -- request that was already delivered is not resurrected.
 -- Registered under three names by its number of keys (lua-scripts.ts): KEYS[1] request hash; a worker's result
--- also finishes its job, in KEYS[2] (its queue stream), and drops the job's kept input, KEYS[3], when there is one.
+-- also finishes its job, in KEYS[2] (its queue stream), drops the job's kept input, KEYS[3], when there is one, and
+-- releases the bytes the request held in its queue (queue-bytes.lua).
 -- ARGV[1] http status (< 400: 'fulfilled', else 'errored'), ARGV[2] content type, ARGV[3] extra headers (JSON),
 -- ARGV[4] body (bytes), ARGV[5] ttl seconds, ARGV[6] the accepting gateway's id when the whole result goes to it
 -- inline ('' for none), ARGV[7] object-store key of a large result ('' for none),
@@ -27,6 +28,7 @@ if #KEYS >= 2 then
   if not state then entry = redis.call('XRANGE', KEYS[2], ARGV[9], ARGV[9])[1] end
   redis.call('XDEL', KEYS[2], ARGV[9])
   if #KEYS >= 3 then redis.call('DEL', KEYS[3]) end
+  release_queue_bytes(KEYS[2], requestId)
 end
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)

@@ -43,9 +43,11 @@ if type(pending) == 'table' and not pending.err then
       e.a = e.a or '0'
       e.s = tostring(tonumber(e.s or '0') + 1)
       if tonumber(e.s) > tonumber(ARGV[3]) then
-        -- The caller answers it from its ids and job: the input's bytes are not sent back.
+        -- The caller answers it from its ids and job: the input's bytes are not sent back. The job is out of the
+        -- queue for good: what it held there is released (queue-bytes.lua).
         e.b = nil
         table.insert(failed, cjson.encode(e))
+        release_queue_bytes(KEYS[1], e.id)
       else
         requeue(e)
       end
