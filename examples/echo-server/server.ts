@@ -3,8 +3,8 @@
  * worker's tests and as an example of what a function's server sees. No dependencies beyond Node.
  *
  * Every call is `POST <inferenceUrl>` with a JSON body; `action` picks what it does:
- * - none: echoes the body (parsed, and `raw` as it arrived), the method and path, every header it received (the `NVCF-*` ones included), its pid
- *   and its environment
+ * - none: echoes the body (parsed, and `raw` as it arrived), the method and path, every header it received (the `NVCF-*` ones included), its pid,
+ *   an id of this run of the process (`instance`: a pid repeats in a sandbox's own PID namespace) and its environment
  * - `assets`: lists the files in `NVCF-ASSET-DIR` (name, size, text) and `NVCF-FUNCTION-ASSET-IDS`
  * - `large-output`: writes `<reqId>_result.json` of `bytes` bytes into `NVCF-LARGE-OUTPUT-DIR`
  * - `progress`: writes the `progress` file (42 %, a partial response), waits for the file `gate`, then answers
@@ -19,11 +19,15 @@
  *
  * `GET /health` answers 200, or 503 while the file named by `ECHO_SICK_FILE` exists. It listens on `PORT`.
  */
+
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+
+const INSTANCE = randomUUID();
 
 interface Call {
   action?: string;
@@ -156,6 +160,7 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
         raw,
         headers: req.headers,
         pid: process.pid,
+        instance: INSTANCE,
         env: process.env,
       });
   }

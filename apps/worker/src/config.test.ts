@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadWorkerConfig, WorkerEnv } from './config.ts';
+import { parseServerUser, processModeProblem } from './container/server-user.ts';
 
 describe('worker config', () => {
   it('defaults to cuda then cpu, one ORT thread each, and a 30 s drain', () => {
@@ -89,6 +90,30 @@ describe('worker config', () => {
     );
     expect(() => loadWorkerConfig({ WORKER_CONTAINER_URL: 'https://inference:8000' })).toThrow(/WORKER_CONTAINER_URL/);
     expect(() => loadWorkerConfig({ WORKER_CONTAINER_URL: 'inference:8000' })).toThrow(/WORKER_CONTAINER_URL/);
+  });
+
+  it("process mode: a root worker needs a user of the servers' own, never root; names and uid:gid both read", () => {
+    expect(processModeProblem(true, undefined, 0)).toMatch(/process mode needs WORKER_CONTAINER_USER/);
+    expect(processModeProblem(true, { uid: 65534, gid: 65534 }, 0)).toBeUndefined();
+    expect(processModeProblem(true, undefined, 1000)).toBeUndefined();
+    expect(processModeProblem(true, { uid: 65534, gid: 65534 }, 1000)).toMatch(/cannot run its servers as uid 65534/);
+    expect(processModeProblem(false, undefined, 0)).toBeUndefined();
+    const passwd = () =>
+      'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n';
+    expect(parseServerUser('nobody', passwd)).toEqual({ uid: 65534, gid: 65534 });
+    expect(parseServerUser('1001:1002', passwd)).toEqual({ uid: 1001, gid: 1002 });
+    expect(parseServerUser('1001', passwd)).toEqual({ uid: 1001, gid: 1001 });
+    expect(() => parseServerUser('root', passwd)).toThrow(/must not run as root/);
+    expect(() => parseServerUser('0:65534', passwd)).toThrow(/must not run as root/);
+    expect(() => parseServerUser('ghost', passwd)).toThrow(/no user 'ghost'/);
+    expect(loadWorkerConfig({ WORKER_CONTAINER_USER: '65534:65534' }).container).toMatchObject({
+      user: { uid: 65534, gid: 65534 },
+      sandbox: 'auto',
+    });
+    expect(() => loadWorkerConfig({ WORKER_CONTAINER_SANDBOX: 'docker' })).toThrow(/WORKER_CONTAINER_SANDBOX/);
+    if (process.getuid?.() === 0) {
+      expect(() => loadWorkerConfig({ WORKER_CONTAINER_PROCESSES: 'true' })).toThrow(/WORKER_CONTAINER_USER/);
+    }
   });
 
   it('leaves tracing off unless an OTLP endpoint is set; names its spans nvcf-worker', () => {

@@ -20,6 +20,8 @@ import {
 import type { ObjectStoreConfig } from '@nvcf/storage';
 import { z } from 'zod';
 import { MODEL_CONTROL_MODES, type ModelControlMode } from './access/public-core.ts';
+import type { SandboxKind, ServerUser } from './container/server-sandbox.ts';
+import { parseServerUser, processModeProblem } from './container/server-user.ts';
 
 const providerList = envString('cuda,cpu').transform((s) =>
   s
@@ -50,6 +52,18 @@ const restrictedApis = envString('').transform((text, ctx): RestrictedApis => {
     return z.NEVER;
   }
 });
+
+const serverUser = envString('').transform((text, ctx): ServerUser | undefined => {
+  if (!text) return undefined;
+  try {
+    return parseServerUser(text);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    return z.NEVER;
+  }
+});
+
+export const SANDBOX_SETTINGS = ['auto', 'bwrap', 'none'] as const;
 
 export const WorkerEnv = z
   .object({
@@ -98,6 +112,8 @@ export const WorkerEnv = z
     WORKER_GRPC_MAX_RECEIVE_BYTES: envInt(64 * 1024 * 1024, 1024, 2 ** 31 - 1),
     WORKER_CONTAINER_URL: envString('').pipe(z.union([z.literal(''), z.url({ protocol: /^http$/ })])),
     WORKER_CONTAINER_PROCESSES: envBool(false),
+    WORKER_CONTAINER_USER: serverUser,
+    WORKER_CONTAINER_SANDBOX: z.preprocess((v) => (v === '' || v === undefined ? 'auto' : v), z.enum(SANDBOX_SETTINGS)),
     WORKER_CONTAINER_WORK_DIR: envString(''),
     WORKER_CONTAINER_TIMEOUT_MS: envInt(10 * 60 * 1000, 1),
     WORKER_SECRETS_DIR: envString(''),
@@ -105,6 +121,12 @@ export const WorkerEnv = z
   })
   .superRefine((env, ctx) => {
     checkSecretsEnv(env, ctx);
+    const processMode = processModeProblem(
+      env.WORKER_CONTAINER_PROCESSES && !env.WORKER_CONTAINER_URL,
+      env.WORKER_CONTAINER_USER,
+      process.getuid?.(),
+    );
+    if (processMode) ctx.addIssue({ code: 'custom', path: ['WORKER_CONTAINER_USER'], message: processMode });
     // NVCF mounts one function's secrets at /var/secrets/secrets.json in its container: a sidecar's directory is
     // that one version's, so the file is never ambiguous.
     if (env.WORKER_SECRETS_DIR && (!env.WORKER_CONTAINER_URL || env.WORKER_FUNCTION_VERSIONS.length !== 1)) {
@@ -198,6 +220,10 @@ export interface WorkerConfig {
     url: string;
     /** Process mode: the worker runs each deployed container version's `containerArgs` as a child process. */
     processes: boolean;
+    /** Process mode: the servers' user (absent: the worker's own, which must not be root). */
+    user: ServerUser | undefined;
+    /** Process mode: bubblewrap where it works (`auto`), required (`bwrap`) or never (`none`). */
+    sandbox: 'auto' | SandboxKind;
     /** Holds each request's asset and large-output directories (shared with a sidecar at the same path). */
     workDir: string;
     /** A request to the inference server (its whole answer, a 202's polls included) fails after this long. */
@@ -260,6 +286,8 @@ export function toWorkerConfig(env: WorkerEnv): WorkerConfig {
     container: {
       url: env.WORKER_CONTAINER_URL,
       processes: env.WORKER_CONTAINER_PROCESSES,
+      user: env.WORKER_CONTAINER_USER,
+      sandbox: env.WORKER_CONTAINER_SANDBOX,
       workDir: env.WORKER_CONTAINER_WORK_DIR || join(tmpdir(), 'nvcf-worker'),
       timeoutMs: env.WORKER_CONTAINER_TIMEOUT_MS,
       secretsDir: env.WORKER_SECRETS_DIR,

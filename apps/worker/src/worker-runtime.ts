@@ -14,6 +14,7 @@ import { openObjectStore } from '@nvcf/storage';
 import type { WorkerConfig } from './config.ts';
 import { createConsumerSync } from './consumer-sync.ts';
 import { createContainerServers } from './container/container-servers.ts';
+import { openProcessMode } from './container/process-mode.ts';
 import { createFunctionModelLoader, removeUnreferencedFunctionModels } from './function-models.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { startInferenceSurfaces } from './inference-surfaces.ts';
@@ -70,6 +71,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     archiveLimits: { maxBytes: config.modelArchiveMaxBytes, maxRatio: config.modelArchiveMaxRatio },
   });
   const jobMetrics = createJobMetrics();
+  const processMode = await openProcessMode(config, log);
   const { key: secretsKey, previousKey } = config.secrets;
   const secrets = createFunctionSecretStore(
     redis,
@@ -93,6 +95,8 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     containers: createContainerServers({
       url: config.container.url,
       processes: config.container.processes,
+      ...processMode,
+      workDir: config.container.workDir,
       intervalMs: config.heartbeatIntervalMs,
       secretsDir: config.container.secretsDir,
       log,

@@ -24,4 +24,5 @@ export * from './nvcf/function-status.ts';
 export * from './nvcf/headers.ts';
 export * from './nvcf/scopes.ts';
 export * from './nvcf/secret-requests.ts';
+export * from './nvcf/server-path.ts';
 export * from './problem.ts';

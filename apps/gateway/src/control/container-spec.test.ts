@@ -41,6 +41,15 @@ describe('containerSpecOf', () => {
     expect(() => containerSpecOf(request({ health: grpc }))).toThrow(/'health.protocol' gRPC is not supported/);
     expect(() => containerSpecOf(request({ inferenceUrl: 'echo' }))).toThrow(/'inferenceUrl' must be the path/);
   });
+
+  it('refuses an inferenceUrl or health URI that names another host (a tenant aiming the worker elsewhere)', () => {
+    for (const path of ['//127.0.0.1:6379/x', '/\\127.0.0.1:6379/x', '/\t/127.0.0.1/x', 'http://169.254.169.254/']) {
+      expect(() => containerSpecOf(request({ inferenceUrl: path })), path).toThrow(/'inferenceUrl' must be the path/);
+      expect(() => containerSpecOf(request({ healthUri: path })), path).toThrow(/'healthUri' must be a path/);
+      const health = { protocol: 'HTTP', uri: path, port: 8000, timeout: 'PT5S', expectedStatusCode: 200 };
+      expect(() => containerSpecOf(request({ health })), path).toThrow(/'healthUri' must be a path/);
+    }
+  });
 });
 
 describe('isoDurationMs', () => {

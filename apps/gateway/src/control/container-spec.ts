@@ -1,4 +1,4 @@
-import { AppError, type CreateFunctionRequest } from '@nvcf/protocol';
+import { AppError, type CreateFunctionRequest, parseServerPath } from '@nvcf/protocol';
 import type { ContainerSpec } from '@nvcf/queue';
 
 /** NVCF's default health check path and timeout (NVCF docs: function creation, container functions). */
@@ -35,15 +35,19 @@ export function containerSpecOf(req: CreateFunctionRequest): ContainerSpec | und
       "Invalid request: 'health.protocol' gRPC is not supported by this deployment; use HTTP",
     );
   }
-  if (!req.inferenceUrl.startsWith('/')) {
+  // Paths only: the worker sets them on the server's own origin, so no tenant can aim it at another address.
+  if (parseServerPath(req.inferenceUrl) === undefined) {
     throw new AppError(
       'INVALID_ARGUMENT',
-      "Invalid request: 'inferenceUrl' must be the path the container serves, such as '/echo'",
+      "Invalid request: 'inferenceUrl' must be the path the container serves, such as '/echo' (a path on the container's own server: no host, no '//' or '\\', no spaces or control characters)",
     );
   }
-  const uri = req.health?.uri ?? req.healthUri ?? DEFAULT_HEALTH_URI;
-  if (!uri.startsWith('/')) {
-    throw new AppError('INVALID_ARGUMENT', "Invalid request: 'healthUri' must be a path, such as '/v2/health/ready'");
+  const uri = parseServerPath(req.health?.uri ?? req.healthUri ?? DEFAULT_HEALTH_URI);
+  if (uri === undefined) {
+    throw new AppError(
+      'INVALID_ARGUMENT',
+      "Invalid request: 'healthUri' must be a path, such as '/v2/health/ready' (a path on the container's own server: no host, no '//' or '\\', no spaces or control characters)",
+    );
   }
   return {
     image: req.containerImage,

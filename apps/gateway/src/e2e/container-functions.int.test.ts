@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readdir, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { RunningWorker } from '@nvcf/worker';
 import AdmZip from 'adm-zip';
@@ -10,6 +11,9 @@ import {
   createFunction,
   deploy,
   echoCommand,
+  echoRuntime,
+  processModeEnv,
+  serverWritableDir,
   statusOf,
   tempDir,
   until,
@@ -19,7 +23,8 @@ import { adminAuth, createHarness, gfetch, type Harness, pexec } from './harness
 let h: Harness;
 let gw: RunningGateway;
 let work: Awaited<ReturnType<typeof tempDir>>;
-let gates: Awaited<ReturnType<typeof tempDir>>;
+let gates: { path: string };
+let runtime: Awaited<ReturnType<typeof echoRuntime>>;
 let echo: CreatedVersion;
 let worker: RunningWorker;
 const sickFile = () => join(gates.path, 'sick');
@@ -27,16 +32,18 @@ const sickFile = () => join(gates.path, 'sick');
 beforeAll(async () => {
   h = await createHarness();
   work = await tempDir('nvcf-container-work-');
-  gates = await tempDir('nvcf-container-gates-');
+  // Inside the work dir: a sandboxed server writes nowhere else.
+  gates = { path: await serverWritableDir(work.path, 'gates') };
+  runtime = await echoRuntime();
   gw = await h.gateway({ STREAM_RESUME_GRACE_MS: '0' });
-  worker = await h.worker({ WORKER_CONTAINER_PROCESSES: 'true', WORKER_CONTAINER_WORK_DIR: work.path });
+  worker = await h.worker(processModeEnv(work.path));
   echo = await createFunction(gw.url, {
     name: 'echo',
     inferenceUrl: '/echo',
     inferencePort: 8000,
     healthUri: '/health',
     containerImage: 'nvcf/echo-server:dev',
-    containerArgs: echoCommand(),
+    containerArgs: echoCommand(runtime),
     containerEnvironment: [{ key: 'ECHO_SICK_FILE', value: sickFile() }],
   });
   await deploy(gw.url, echo);
@@ -45,7 +52,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
   await work?.remove();
-  await gates?.remove();
+  await runtime?.remove();
 });
 
 const call = (body: object | string, headers: Record<string, string> = {}) =>
@@ -62,7 +69,7 @@ describe('container functions: registration', () => {
       inferencePort: 8000,
       healthUri: '/health',
       containerImage: 'nvcf/echo-server:dev',
-      containerArgs: echoCommand(),
+      containerArgs: echoCommand(runtime),
       containerEnvironment: [{ key: 'ECHO_SICK_FILE', value: sickFile() }],
       apiBodyFormat: 'CUSTOM',
     });
@@ -320,25 +327,29 @@ describe('container functions: the server process', () => {
 
   it('stops the server on undeploy', async () => {
     const res = await call({});
-    const { pid } = (await res.json()) as { pid: number };
-    expect(pid).toBeGreaterThan(0);
+    const port = Number(((await res.json()) as { env: { PORT: string } }).env.PORT);
+    expect(await listening(port)).toBe(true);
     const undeploy = await gfetch(`${gw.url}/v2/nvcf/deployments/functions/${echo.id}/versions/${echo.versionId}`, {
       method: 'DELETE',
       headers: adminAuth,
     });
     expect(undeploy.status).toBe(200);
-    await until(async () => !alive(pid), 'the server process to stop');
-    expect(await readdir(work.path)).toEqual([]);
+    await until(async () => !(await listening(port)), 'the server process to stop');
+    // No request's directories, nor the server's own home, are left (the gates are the test's).
+    await until(async () => (await readdir(work.path)).join() === 'gates', 'the work dir to hold only the gates');
   });
 });
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+/** Whether the server still accepts connections (its pid is its sandbox's own, not this test's to signal). */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
 
 describe('container functions: maxRequestConcurrency', () => {
@@ -348,7 +359,7 @@ describe('container functions: maxRequestConcurrency', () => {
       inferenceUrl: '/echo',
       healthUri: '/health',
       containerImage: 'nvcf/echo-server:dev',
-      containerArgs: echoCommand(),
+      containerArgs: echoCommand(runtime),
     });
     await deploy(gw.url, held, 2);
     await until(async () => (await statusOf(gw.url, held)) === 'ACTIVE', 'echo-held to be ACTIVE');
@@ -367,9 +378,9 @@ describe('container functions: maxRequestConcurrency', () => {
 
     // A worker that shuts down stops the servers it started.
     const echoed = await pexec(gw.url, `/v2/nvcf/pexec/functions/${held.id}`, {}, { 'nvcf-poll-seconds': '60' });
-    const { pid } = (await echoed.json()) as { pid: number };
-    expect(alive(pid)).toBe(true);
+    const port = Number(((await echoed.json()) as { env: { PORT: string } }).env.PORT);
+    expect(await listening(port)).toBe(true);
     await worker.close();
-    await until(async () => !alive(pid), 'the server process to stop with its worker');
+    await until(async () => !(await listening(port)), 'the server process to stop with its worker');
   });
 });

@@ -1,12 +1,40 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { type ServerRuntime, serverRuntime, serverUserEnv } from '@nvcf/testing';
 import { expect } from 'vitest';
 import { gfetch } from './harness.ts';
 
 /** The example inference server (examples/echo-server), run by this Node as a container function's command. */
 export const ECHO_SERVER = resolve(import.meta.dirname, '../../../../examples/echo-server/server.ts');
-export const echoCommand = () => `'${process.execPath}' '${ECHO_SERVER}'`;
+const ECHO_PACKAGE = resolve(import.meta.dirname, '../../../../examples/echo-server/package.json');
+
+/** This Node and the echo server where a server running as another user can read them. */
+export const echoRuntime = (): Promise<ServerRuntime> => serverRuntime([ECHO_SERVER, ECHO_PACKAGE]);
+export const echoCommand = (runtime: ServerRuntime) => runtime.command(ECHO_SERVER);
+
+/**
+ * A worker in process mode with `workDir` as its container work dir, its servers under a user of their own when
+ * the test runs as root, in bubblewrap where it works (the default).
+ */
+export const processModeEnv = (workDir: string): Record<string, string> => ({
+  WORKER_CONTAINER_PROCESSES: 'true',
+  WORKER_CONTAINER_WORK_DIR: workDir,
+  ...serverUserEnv(),
+});
+
+/**
+ * A directory a server may write gate files into: inside the work dir (the only place a sandboxed server may
+ * write), open to the server's user.
+ */
+export async function serverWritableDir(workDir: string, name: string): Promise<string> {
+  const path = join(workDir, name);
+  await mkdir(path, { recursive: true });
+  await chmod(path, 0o777);
+  // The worker makes its work dir traversable when it starts; a test may make this one first.
+  await chmod(workDir, 0o711);
+  return path;
+}
 
 export interface CreatedVersion {
   id: string;

@@ -7,6 +7,8 @@ import {
   createFunction,
   deploy,
   echoCommand,
+  echoRuntime,
+  processModeEnv,
   statusOf,
   tempDir,
   until,
@@ -21,6 +23,7 @@ import { type ChildGateway, createHarness, gfetch, type Harness, pexec, SECRETS_
 let h: Harness;
 let gw: ChildGateway;
 let work: Awaited<ReturnType<typeof tempDir>>;
+let runtime: Awaited<ReturnType<typeof echoRuntime>>;
 let echo: CreatedVersion;
 
 const FIRST = 'first-value-4f1c9b2e-never-shown';
@@ -32,13 +35,14 @@ beforeAll(async () => {
   work = await tempDir('nvcf-secrets-work-');
   // In its own process at the most verbose level: the test reads every line it logs.
   gw = await h.spawnGateway({ LOG_LEVEL: 'trace' });
-  await h.worker({ WORKER_CONTAINER_PROCESSES: 'true', WORKER_CONTAINER_WORK_DIR: work.path });
+  runtime = await echoRuntime();
+  await h.worker(processModeEnv(work.path));
   echo = await createFunction(gw.url, {
     name: 'echo-secrets',
     inferenceUrl: '/echo',
     healthUri: '/health',
     containerImage: 'nvcf/echo-server:dev',
-    containerArgs: echoCommand(),
+    containerArgs: echoCommand(runtime),
     containerEnvironment: [{ key: 'API_TOKEN', value: 'overridden by the secret' }],
     secrets: [{ name: 'API_TOKEN', value: FIRST }],
   });
@@ -48,6 +52,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
   await work?.remove();
+  await runtime?.remove();
 });
 
 const secretsPath = (fv: CreatedVersion) => `/v2/nvcf/secrets/functions/${fv.id}/versions/${fv.versionId}`;

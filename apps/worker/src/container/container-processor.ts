@@ -18,6 +18,7 @@ import { callInference, InferenceConnectionError, type InferenceResponse, readBo
 import { watchProgressFile } from './progress-file.ts';
 import { openRequestDirs } from './request-dirs.ts';
 import { inferenceHeaders } from './request-headers.ts';
+import { serverUrl } from './server-url.ts';
 import type { SharedTicker } from './shared-ticker.ts';
 import { relayEvents } from './sse-relay.ts';
 
@@ -97,6 +98,20 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
       if (ctx.attempt < ctx.maxAttempts) throw new Error('the inference server is not up');
       return connectionErrorResult(queued.requestId);
     }
+    // The server's own origin, whatever the stored version says (container-servers.ts never serves such a version).
+    const url = serverUrl(server.base, fv.inferenceUrl);
+    if (!url) {
+      log.error(
+        { inferenceUrl: fv.inferenceUrl },
+        "refusing an inferenceUrl that is not a path of the function's server",
+      );
+      return problemResult(
+        'INVALID_ARGUMENT',
+        "the function's inferenceUrl is not a path of its server",
+        'nvcf-worker-service',
+        queued.requestId,
+      );
+    }
     let dirs: Awaited<ReturnType<typeof openRequestDirs>>;
     try {
       dirs = await openRequestDirs(deps.workDir, queued.requestId, queued.assetIds ?? [], deps.objects);
@@ -123,7 +138,6 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
     /** The request may have reached the server: from here on, sending it again is not safe. */
     let sent = false;
     try {
-      const url = new URL(fv.inferenceUrl, server.base);
       const headers = inferenceHeaders(queued, fv, contentType, {
         assetDir: dirs.assetDir,
         largeOutputDir: dirs.largeOutputDir,

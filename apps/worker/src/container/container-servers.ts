@@ -1,10 +1,15 @@
+import { chown, mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { ContainerSpec, FunctionVersion, SecretValues } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import { freePort } from '@nvcf/service-kit';
+import { mayRunProcess, type ProcessTrust } from './process-trust.ts';
 import { deploymentMetadata } from './request-headers.ts';
 import { removeSecretsFile, writeSecretsFile } from './secrets-file.ts';
 import { checkHealth } from './server-health.ts';
 import { type ServerProcess, startServerProcess } from './server-process.ts';
+import type { ServerSandbox } from './server-sandbox.ts';
+import { serverUrl } from './server-url.ts';
 import { NO_SECRETS, type ReadSecrets, type VersionSecrets } from './version-secrets.ts';
 
 /** A container version's inference server as this worker reaches it. */
@@ -39,6 +44,12 @@ export interface ContainerServersOptions {
   url: string;
   /** Process mode. */
   processes: boolean;
+  /** Process mode: whose `containerArgs` run on this host (process-trust.ts). */
+  trust: ProcessTrust;
+  /** Process mode: each server's user and confinement (default: a plain child process of the worker's user). */
+  sandbox?: ServerSandbox;
+  /** Process mode: each server's home and temporary directory is `<workDir>/.server-<versionId>` (never a request id). */
+  workDir: string;
   /** How often every server's health is checked (the heartbeat's period: ACTIVE follows health). */
   intervalMs: number;
   /** Sidecar mode: where the served version's `secrets.json` goes ('' or absent: the sidecar gets no secrets). */
@@ -56,6 +67,15 @@ interface Entry {
   process?: ServerProcess;
   /** Which secrets the server has (`VersionSecrets.digest`). */
   secretsDigest: string;
+  /** Process mode: the server's own writable directory (HOME, TMPDIR), removed when it stops. */
+  home?: string;
+}
+
+/** A path the version was checked for (refusalOf) on its server. */
+function serverUrlOf(base: URL, path: string): URL {
+  const url = serverUrl(base, path);
+  if (!url) throw new Error(`'${path}' is not a path of the function's server`);
+  return url;
 }
 
 /**
@@ -66,8 +86,9 @@ interface Entry {
 export function createContainerServers(opts: ContainerServersOptions): ContainerServers {
   const entries = new Map<string, Entry>();
   const mode = opts.url ? 'sidecar' : opts.processes ? 'process' : 'none';
-  /** Versions that process mode cannot run (no command), each logged once. */
-  const commandless = new Set<string>();
+  /** Why a listed version is not served here (no command, not trusted, a path that is not a path), as last logged. */
+  const refused = new Map<string, string>();
+  const sandbox: ServerSandbox = opts.sandbox ?? { kind: 'none', writable: [] };
   /** Why a version's secrets could not be read, as last logged (logged again only when the reason changes). */
   const unreadable = new Map<string, string>();
   const secretsDir = mode === 'sidecar' ? (opts.secretsDir ?? '') : '';
@@ -109,13 +130,43 @@ export function createContainerServers(opts: ContainerServersOptions): Container
     }
   }
 
+  /** A process server's home: its own, owned by its user, inside the one directory the sandbox leaves writable. */
+  async function serverHome(versionId: string): Promise<string> {
+    const home = join(opts.workDir, `.server-${versionId}`);
+    await mkdir(home, { recursive: true, mode: 0o700 });
+    if (sandbox.user) await chown(home, sandbox.user.uid, sandbox.user.gid);
+    return home;
+  }
+
+  async function stopEntry(entry: Entry): Promise<void> {
+    await entry.process?.stop();
+    if (entry.home) await rm(entry.home, { recursive: true, force: true });
+  }
+
+  /** Why this worker does not serve a listed version, or undefined when it may. */
+  function refusalOf(fv: FunctionVersion & { container: ContainerSpec }): string | undefined {
+    // Versions stored before the gateway refused anything but a path are still read: never resolved elsewhere.
+    if (
+      !serverUrl(new URL('http://127.0.0.1'), fv.inferenceUrl) ||
+      !serverUrl(new URL('http://127.0.0.1'), fv.container.health.uri)
+    ) {
+      return 'its inferenceUrl or health URI is not a path of its server; not serving it';
+    }
+    if (mode !== 'process') return undefined;
+    if (!fv.container.args) return 'container function has no containerArgs to run; not serving it';
+    if (!mayRunProcess(opts.trust, fv)) {
+      return "process mode runs only the versions this worker's operator trusts (WORKER_FUNCTION_VERSIONS, else the worker's own NVCF_NCA_ID); not running this function's containerArgs on this host";
+    }
+    return undefined;
+  }
+
   async function open(fv: FunctionVersion & { container: ContainerSpec }, secrets: ReadSecrets): Promise<Entry> {
     const spec = fv.container;
     const secretsDigest = secrets.digest;
     if (mode === 'sidecar') {
       const base = new URL(opts.url);
       if (!base.port && spec.inferencePort) base.port = String(spec.inferencePort);
-      const healthUrl = new URL(spec.health.uri, base);
+      const healthUrl = serverUrlOf(base, spec.health.uri);
       if (spec.health.port) healthUrl.port = String(spec.health.port);
       await handOver(fv, secrets);
       return { spec, base: new URL(base.origin), healthUrl, healthy: false, secretsDigest };
@@ -123,10 +174,14 @@ export function createContainerServers(opts: ContainerServersOptions): Container
     const port = await freePort();
     const base = new URL(`http://127.0.0.1:${port}`);
     const log = opts.log.child({ versionId: fv.versionId, server: 'process' });
-    const entry: Entry = { spec, base, healthUrl: new URL(spec.health.uri, base), healthy: false, secretsDigest };
+    const healthUrl = serverUrlOf(base, spec.health.uri);
+    const entry: Entry = { spec, base, healthUrl, healthy: false, secretsDigest };
+    const home = await serverHome(fv.versionId);
+    entry.home = home;
     entry.process = startServerProcess({
       command: spec.args ?? '',
-      env: processEnv(fv, port, secrets.values),
+      env: processEnv(fv, port, secrets.values, home),
+      sandbox,
       log,
       onExit: () => {
         if (!entry.healthy) return;
@@ -144,16 +199,15 @@ export function createContainerServers(opts: ContainerServersOptions): Container
       if (mode === 'none') return;
       const wanted = new Set<string>();
       for (const fv of versions) {
-        if (mode === 'process' && !fv.container.args) {
-          if (!commandless.has(fv.versionId)) {
-            commandless.add(fv.versionId);
-            opts.log.warn(
-              { versionId: fv.versionId },
-              'container function has no containerArgs to run; not serving it',
-            );
+        const refusal = refusalOf(fv);
+        if (refusal) {
+          if (refused.get(fv.versionId) !== refusal) {
+            refused.set(fv.versionId, refusal);
+            opts.log.warn({ versionId: fv.versionId, functionId: fv.id, ncaId: fv.ncaId }, refusal);
           }
           continue;
         }
+        refused.delete(fv.versionId);
         const secrets = secretsOf.get(fv.versionId) ?? NO_SECRETS;
         const running = entries.get(fv.versionId);
         if (!secrets.ok) {
@@ -176,7 +230,7 @@ export function createContainerServers(opts: ContainerServersOptions): Container
             // A process's environment is fixed when it starts: the server starts again with the new set.
             opts.log.info({ versionId: fv.versionId }, "the function's secrets changed; restarting its server");
             entries.delete(fv.versionId);
-            await running.process.stop();
+            await stopEntry(running);
           } else {
             await handOver(fv, secrets);
             running.secretsDigest = secrets.digest;
@@ -191,18 +245,19 @@ export function createContainerServers(opts: ContainerServersOptions): Container
       for (const [versionId, entry] of entries) {
         if (wanted.has(versionId)) continue;
         entries.delete(versionId);
-        await entry.process?.stop();
+        await stopEntry(entry);
         if (secretsDir) await removeSecretsFile(secretsDir);
       }
       const listed = new Set(versions.map((fv) => fv.versionId));
       for (const versionId of unreadable.keys()) if (!listed.has(versionId)) unreadable.delete(versionId);
+      for (const versionId of refused.keys()) if (!listed.has(versionId)) refused.delete(versionId);
     },
     instance: (versionId) => entries.get(versionId),
     checkAll,
     async close() {
       clearInterval(timer);
       await checking;
-      await Promise.all([...entries.values()].map((e) => e.process?.stop()));
+      await Promise.all([...entries.values()].map(stopEntry));
       entries.clear();
     },
   };
@@ -211,14 +266,16 @@ export function createContainerServers(opts: ContainerServersOptions): Container
 /**
  * A process's environment: `containerEnvironment`, the function's secrets (over an entry of the same name), NVCF's
  * deployment variables (NVCF docs: container functions) and the port to listen on (`PORT`, `NVCF_INFERENCE_PORT`),
- * with only `PATH` and `HOME` from the worker's own.
+ * with only `PATH` from the worker's own; `HOME` and `TMPDIR` are the server's own directory unless the function sets them.
  */
-function processEnv(fv: FunctionVersion & { container: ContainerSpec }, port: number, secrets: SecretValues) {
-  const env: Record<string, string> = {};
-  for (const name of ['PATH', 'HOME'] as const) {
-    const value = process.env[name];
-    if (value !== undefined) env[name] = value;
-  }
+function processEnv(
+  fv: FunctionVersion & { container: ContainerSpec },
+  port: number,
+  secrets: SecretValues,
+  home: string,
+) {
+  const env: Record<string, string> = { HOME: home, TMPDIR: home };
+  if (process.env.PATH !== undefined) env.PATH = process.env.PATH;
   for (const { key, value } of fv.container.environment) env[key] = value;
   for (const [name, value] of Object.entries(secrets)) env[name] = value;
   const { backend, instanceType } = deploymentMetadata(fv);

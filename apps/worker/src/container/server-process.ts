@@ -1,12 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Logger } from '@nvcf/service-kit';
+import { type ServerSandbox, sandboxedCommand } from './server-sandbox.ts';
 
 export interface ServerProcessOptions {
   /** The function's `containerArgs`, run by `sh -c` (a shell: quoting and `$PORT` work as in a compose command). */
   command: string;
   /** The process's whole environment (the worker's own is not inherited: it holds Redis and storage credentials). */
   env: Record<string, string>;
+  /** Its user and confinement: a tenant's server is never the worker (server-sandbox.ts). */
+  sandbox: ServerSandbox;
   log: Logger;
   /** The process ended without being asked to (it is started again after a backoff). */
   onExit(): void;
@@ -57,14 +60,20 @@ export function startServerProcess(opts: ServerProcessOptions): ServerProcess {
   let backoffMs = MIN_BACKOFF_MS;
   let timer: NodeJS.Timeout | undefined;
   let exited: Promise<void> = Promise.resolve();
+  /** Every process holding its output is gone ('close'): only then may its group id be someone else's. */
+  let closed = true;
 
   const launch = () => {
-    const proc = spawn('sh', ['-c', opts.command], {
+    const { file, args } = sandboxedCommand(opts.sandbox, opts.command);
+    // Detached: a session and process group of its own, without the worker's controlling terminal.
+    const proc = spawn(file, args, {
       env: opts.env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(opts.sandbox.user ?? {}),
     });
     child = proc;
+    closed = false;
     const pid = proc.pid;
     if (pid !== undefined) track(pid);
     for (const [name, stream] of [
@@ -76,6 +85,7 @@ export function startServerProcess(opts: ServerProcessOptions): ServerProcess {
     exited = new Promise((resolve) => {
       proc.on('error', (err) => opts.log.error({ err }, 'inference server process failed to start'));
       proc.on('close', (code, signal) => {
+        closed = true;
         if (pid !== undefined) running.delete(pid);
         resolve();
         if (stopped) return;
@@ -96,7 +106,8 @@ export function startServerProcess(opts: ServerProcessOptions): ServerProcess {
 
   const signalGroup = (signal: NodeJS.Signals) => {
     const pid = child?.pid;
-    if (pid === undefined || child?.exitCode !== null || child.signalCode !== null) return;
+    // Not the leader's exit: a sandbox's leader (bwrap) may be gone while the server it started still runs.
+    if (pid === undefined || closed) return;
     try {
       process.kill(-pid, signal);
     } catch {
