@@ -60,6 +60,16 @@ ensure_browser() {
   fi
 }
 
+ensure_sandbox() {
+  # Container functions in process mode run in bubblewrap where it works; its tests check that sandbox.
+  command -v bwrap >/dev/null && return
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "› installing Debian's bubblewrap (the sandbox of process-mode container functions)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null 2>&1 ||
+      { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null 2>&1; } || true
+  fi
+}
+
 ensure_prometheus() {
   # The dashboard test runs every panel's query on a real Prometheus (PROMETHEUS_PATH overrides).
   [ -n "${PROMETHEUS_PATH:-}" ] && return
@@ -91,7 +101,7 @@ case "$cmd" in
     exec node scripts/start.ts "$@"
     ;;
   test)
-    ensure_node; ensure_pnpm; ensure_deps; ensure_compose_checker; ensure_browser; ensure_prometheus; ensure_kubectl
+    ensure_node; ensure_pnpm; ensure_deps; ensure_compose_checker; ensure_browser; ensure_sandbox; ensure_prometheus; ensure_kubectl
     exec node scripts/check.ts "$@"
     ;;
   bench)
