@@ -22,11 +22,31 @@ const BYTES_RETRY_AFTER_SECONDS = 5;
  * would cost a round trip each, and a limit this size does not need to be exact to the request.
  */
 export function createQueueGuard(
-  producer: InvocationProducer,
+  producer: Pick<InvocationProducer, 'waiting' | 'accountBytes'>,
   opts: { maxDepth: number; maxAccountBytes: number; cacheMs: number },
 ): QueueGuard {
   const seen = new Map<string, { at: number; waiting: number }>();
   const held = new Map<string, { at: number; bytes: number }>();
+  /** One read per account at a time: calls arriving together share it, and so count into one entry. */
+  const reads = new Map<string, Promise<{ at: number; bytes: number }>>();
+  const heldBy = (account: string): Promise<{ at: number; bytes: number }> => {
+    const entry = held.get(account);
+    if (entry && Date.now() - entry.at < opts.cacheMs) return Promise.resolve(entry);
+    let read = reads.get(account);
+    if (!read) {
+      const at = Date.now();
+      read = producer
+        .accountBytes(account)
+        .then((bytes) => {
+          const fresh = { at, bytes };
+          held.set(account, fresh);
+          return fresh;
+        })
+        .finally(() => reads.delete(account));
+      reads.set(account, read);
+    }
+    return read;
+  };
   return {
     async admit(versionId) {
       if (opts.maxDepth <= 0) return;
@@ -49,12 +69,7 @@ export function createQueueGuard(
     },
     async admitBytes(account, bytes) {
       if (opts.maxAccountBytes <= 0) return;
-      const now = Date.now();
-      let entry = held.get(account);
-      if (!entry || now - entry.at >= opts.cacheMs) {
-        entry = { at: now, bytes: await producer.accountBytes(account) };
-        held.set(account, entry);
-      }
+      const entry = await heldBy(account);
       if (entry.bytes + bytes > opts.maxAccountBytes) {
         throw new AppError(
           'RESOURCE_EXHAUSTED',
