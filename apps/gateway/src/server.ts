@@ -191,6 +191,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     }),
     functions: createFunctionService(registry, {
       onChange: (fid) => functions.invalidate(fid),
+      access,
       authorizations: authorizationStore,
       assets,
       objects,

@@ -18,7 +18,7 @@ import { createContainerProcessor } from './container/container-processor.ts';
 import type { ContainerServers } from './container/container-servers.ts';
 import { createSharedTicker } from './container/shared-ticker.ts';
 import { readVersionSecrets } from './container/version-secrets.ts';
-import type { createFunctionModelLoader } from './function-models.ts';
+import { type createFunctionModelLoader, ownedFunctionModels } from './function-models.ts';
 import { modelConcurrency } from './functions/model-capacity.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
 import { problemResult } from './inference/problem-result.ts';
@@ -199,10 +199,12 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
       for (const fv of versions) {
         // Before the model is fetched: a worker pool never downloads the models of versions it does not serve.
         if (!fv.deployment || !serves(fv.versionId) || !isModel(fv)) continue;
-        const key = modelKey(fv.model.name, fv.model.version);
-        if (!here.has(key) && isFunctionModelName(fv.model.name) && (await deps.functionModels.ensure(fv)))
-          here.add(key);
-        if (here.has(key)) wanted.set(fv.versionId, fv);
+        // An uploaded model is served for the version that uploaded it only, never by its name for another.
+        if (isFunctionModelName(fv.model.name)) {
+          if (await deps.functionModels.ensure(fv)) wanted.set(fv.versionId, fv);
+          continue;
+        }
+        if (here.has(modelKey(fv.model.name, fv.model.version))) wanted.set(fv.versionId, fv);
       }
       for (const [versionId, fv] of wanted) {
         const concurrency = concurrencyFor(fv);
@@ -225,7 +227,7 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
         await Promise.all([consumer.close(), own?.close()]);
       }
       // After the consumers stopped: a deleted version's own model is unloaded and removed from disk.
-      await deps.functionModels.prune(new Set(versions.flatMap((fv) => (fv.model ? [fv.model.name] : []))));
+      await deps.functionModels.prune(ownedFunctionModels(versions));
       await Promise.all([...consumers.values(), ...ownQueues.values()].map((c) => c.waitUntilReady()));
     },
     async close(force = false) {

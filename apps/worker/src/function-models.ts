@@ -10,6 +10,7 @@ import type { Logger } from '@nvcf/service-kit';
 import {
   extractModelArchive,
   functionModelArchiveKey,
+  functionModelName,
   functionModelObjectKey,
   isFunctionModelName,
   type ModelArchiveLimits,
@@ -26,41 +27,57 @@ export interface FunctionModelLoaderDeps {
 }
 
 /**
+ * Whether a version's model is its own upload (`fv-<its versionId>`). A version naming another's `fv-…` model (one
+ * stored by a gateway that let it) is never served: the model belongs to the version that uploaded it.
+ */
+const servesOwnModel = (fv: FunctionVersion & { model: FunctionModelSpec }) =>
+  fv.model.name === functionModelName(fv.versionId);
+
+/** The uploaded models some version owns: every other `fv-…` directory is a deleted version's. */
+export const ownedFunctionModels = (versions: readonly FunctionVersion[]): Set<string> =>
+  new Set(versions.flatMap((fv) => (fv.model?.name === functionModelName(fv.versionId) ? [fv.model.name] : [])));
+
+/**
  * Brings a deployed function's own model (uploaded as an asset) into this worker: fetched from the shared
- * object store into the model repository, then loaded like any other model; and takes it out again once no
- * function version refers to it. A model that fails is not retried on every sync: it is logged once, and
- * the version stays without this worker.
+ * object store into the model repository, then loaded like any other model; and takes it out again once its
+ * version is deleted. A model that fails is not retried on every sync: it is logged once, and the version stays
+ * without this worker. What is kept is per version, so one version's failure never holds back another's model.
  */
 export function createFunctionModelLoader(deps: FunctionModelLoaderDeps) {
+  /** Version id → why its model failed. */
   const failed = new Map<string, string>();
   return {
     async ensure(fv: FunctionVersion & { model: FunctionModelSpec }): Promise<boolean> {
+      if (!servesOwnModel(fv)) return false;
       const name = fv.model.name;
       if (deps.core.isModelReady(name)) return true;
-      if (failed.has(name)) return false;
+      if (failed.has(fv.versionId)) return false;
       try {
         await fetchModel(deps, fv.versionId, name);
         await deps.core.loadModel(name);
         return true;
       } catch (err) {
-        failed.set(name, (err as Error).message);
+        failed.set(fv.versionId, (err as Error).message);
         deps.log.error({ err, model: name, versionId: fv.versionId }, 'function model failed to load; not serving it');
         return false;
       }
     },
     /**
-     * Unloads and deletes every function model (`fv-…`) in the repository that `referenced` does not name:
-     * its version was deleted, so it must not stay callable on the inference ports nor come back on a restart.
+     * Unloads and deletes every function model (`fv-…`) in the repository that `owned` does not name
+     * (`ownedFunctionModels`): its version was deleted, so it must not stay callable on the inference ports nor
+     * come back on a restart.
      */
-    async prune(referenced: ReadonlySet<string>): Promise<void> {
-      for (const name of await unreferencedFunctionModels(deps.repository, referenced)) {
+    async prune(owned: ReadonlySet<string>): Promise<void> {
+      for (const name of await unreferencedFunctionModels(deps.repository, owned)) {
         // A no-op for a model that is not loaded (it failed, or the core skipped it).
         await deps.core
           .unloadModel(name)
           .catch((err: unknown) => deps.log.warn({ err, model: name }, 'unloading a deleted function model failed'));
         await rm(join(deps.repository, name), { recursive: true, force: true });
-        failed.delete(name);
         deps.log.info({ model: name }, 'function model removed (its function version was deleted)');
+      }
+      for (const versionId of failed.keys()) {
+        if (!owned.has(functionModelName(versionId))) failed.delete(versionId);
       }
     },
   };

@@ -15,7 +15,7 @@ import type { WorkerConfig } from './config.ts';
 import { createConsumerSync } from './consumer-sync.ts';
 import { createContainerServers } from './container/container-servers.ts';
 import { openProcessMode } from './container/process-mode.ts';
-import { createFunctionModelLoader, removeUnreferencedFunctionModels } from './function-models.ts';
+import { createFunctionModelLoader, ownedFunctionModels, removeUnreferencedFunctionModels } from './function-models.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { startInferenceSurfaces } from './inference-surfaces.ts';
 import { createJobMetrics } from './job-metrics.ts';
@@ -51,13 +51,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
   // unload it, but it would be served until then). Without Redis yet, that first sync does it.
   await registry
     .list()
-    .then((fvs) =>
-      removeUnreferencedFunctionModels(
-        config.modelRepository,
-        new Set(fvs.flatMap((f) => (f.model ? [f.model.name] : []))),
-        log,
-      ),
-    )
+    .then((fvs) => removeUnreferencedFunctionModels(config.modelRepository, ownedFunctionModels(fvs), log))
     .catch((err: unknown) => log.warn({ err }, 'could not look for deleted function models before loading'));
   const tracing = startTracing(config.tracing);
   const core = await startInferenceCore(config, log, tracing.enabled ? { tracer: tracing.tracer } : {});

@@ -129,6 +129,7 @@ export {
 export { readOnnxSignature } from './onnx/onnx-signature.ts';
 export { isStraightLineGraph } from './onnx/straight-line.ts';
 export { archiveFilesFor, isZipArchive, type ModelArchive, readModelArchive } from './repository/model-archive.ts';
+export { modelFunctionId, modelVersionId } from './repository/repository-functions.ts';
 export {
   compareModelVersions,
   type ModelVersionEntry,

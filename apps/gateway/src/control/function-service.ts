@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { modelFunctionId, modelVersionId } from '@nvcf/models';
 import { AppError, type CreateFunctionRequest, type DeploymentRequest, type SecretDto } from '@nvcf/protocol';
 import type {
   FunctionAuthorizationStore,
@@ -9,6 +10,7 @@ import type {
 } from '@nvcf/queue';
 import {
   functionModelArchiveKey,
+  functionModelName,
   functionModelObjectKey,
   isFunctionModelName,
   type ModelArchiveLimits,
@@ -17,6 +19,7 @@ import {
 import type { AssetService } from '../assets/index.ts';
 import { assetIdOf, modelFromAsset } from './asset-model.ts';
 import { containerSpecOf } from './container-spec.ts';
+import type { FunctionAccess } from './function-access.ts';
 import { checkSecretsAccepted, secretValuesOf } from './function-secrets.ts';
 
 export interface FunctionService {
@@ -52,7 +55,8 @@ export interface FunctionService {
 
 /**
  * The ONNX model a function serves: `models[0]`, as `model-repository://<name>/<version>` (or name +
- * version) for a model workers hold, or `asset://<assetId>` for an uploaded `.onnx` file.
+ * version) for a model workers publish from their repository, or `asset://<assetId>` for an uploaded `.onnx`
+ * file or zipped model directory.
  */
 function modelReference(req: CreateFunctionRequest): { name: string; version: string; uri: string } {
   const ref = req.models?.[0];
@@ -68,6 +72,11 @@ function modelReference(req: CreateFunctionRequest): { name: string; version: st
 
 export interface FunctionServiceOptions {
   onChange: (functionId: string) => void;
+  /**
+   * Whether the creating account may use a repository model: it may invoke the function that publishes it (that
+   * function's account, the workers' `NVCF_NCA_ID`, or one it is shared with).
+   */
+  access: Pick<FunctionAccess, 'visibleVersion'>;
   /** A deleted version's authorized accounts go with it; a deleted function's, all of them. */
   authorizations: Pick<FunctionAuthorizationStore, 'clear' | 'forget'>;
   assets: AssetService;
@@ -92,18 +101,21 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
     opts.onChange(fv.id);
   };
 
-  /** The ONNX model `models[0]` names: an uploaded asset, or a model some worker's repository holds. */
+  /**
+   * The ONNX model `models[0]` names: an uploaded asset of the caller's, or a repository model whose publishing
+   * function account `ncaId` may invoke ("you may build on a model if you may invoke the function that publishes
+   * it"). Anything else, another version's uploaded model (`fv-…`) included, is the same 400 as a model that does
+   * not exist, so names cannot be probed across accounts.
+   */
   async function modelOf(
     req: CreateFunctionRequest,
     versionId: string,
-    ownerSubject: string,
+    owner: { subject: string; ncaId: string },
   ): Promise<FunctionModelSpec> {
     const ref = modelReference(req);
     const assetId = assetIdOf(ref.uri);
-    if (assetId) return modelFromAsset(opts, ownerSubject, assetId, versionId);
-    const source = (await registry.list()).find(
-      (fv) => fv.model?.name === ref.name && fv.model.version === ref.version,
-    )?.model;
+    if (assetId) return modelFromAsset(opts, owner.subject, assetId, versionId);
+    const source = isFunctionModelName(ref.name) ? undefined : await repositoryModel(owner.ncaId, ref);
     if (!source) {
       throw new AppError(
         'INVALID_ARGUMENT',
@@ -111,6 +123,21 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
       );
     }
     return source;
+  }
+
+  /** The model its publishing function serves, when account `ncaId` may invoke that function. */
+  async function repositoryModel(
+    ncaId: string,
+    ref: { name: string; version: string },
+  ): Promise<FunctionModelSpec | undefined> {
+    const publisher = await opts.access
+      .visibleVersion(ncaId, modelFunctionId(ref.name), modelVersionId(ref.name, ref.version))
+      .catch((err: unknown) => {
+        if (err instanceof AppError && err.code === 'NOT_FOUND') return undefined;
+        throw err;
+      });
+    const model = publisher?.model;
+    return model?.name === ref.name && model.version === ref.version ? model : undefined;
   }
 
   async function get(functionId: string, versionId: string): Promise<FunctionVersion> {
@@ -129,7 +156,7 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
       const container = containerSpecOf(req);
       const secretValues = secretValuesOf(req.secrets);
       checkSecretsAccepted(opts.secrets, { container }, secretValues);
-      const model = container ? undefined : await modelOf(req, versionId, ownerSubject);
+      const model = container ? undefined : await modelOf(req, versionId, { subject: ownerSubject, ncaId });
       const { name, inferenceUrl, apiBodyFormat, functionType, description, tags, models, secrets, ...spec } = req;
       const id = functionId ?? randomUUID();
       const fv: FunctionVersion = {
@@ -197,7 +224,7 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
       await (last ? opts.authorizations.forget(functionId) : opts.authorizations.clear(functionId, versionId));
       // Workers unload a function model no version refers to any more (consumer-sync) once told.
       await changed(fv);
-      if (fv.model) await deleteOrphanModel(registry, opts.objects, fv.model.name);
+      if (fv.model) await deleteOwnModel(opts.objects, fv.versionId, fv.model.name);
       await opts.retireQueue(versionId);
     },
     async deploy(functionId, versionId, req, { update }) {
@@ -243,13 +270,14 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
 }
 
 /**
- * Deletes the stored copy of an uploaded model once no version refers to it. A version may name
- * another's model (`model-repository://fv-<versionId>/<v>`), so the last reference, not the owner,
- * decides.
+ * Deletes the stored copy of a deleted version's uploaded model. It is that version's alone: no other version may
+ * name it (`modelOf`), and workers never serve a version whose `fv-…` model is not its own, so nothing else keeps
+ * it (a version stored before that rule that names it is no reference).
  */
-async function deleteOrphanModel(registry: FunctionRegistry, objects: ObjectStore, modelName: string): Promise<void> {
-  if (!isFunctionModelName(modelName)) return;
-  if ((await registry.list()).some((fv) => fv.model?.name === modelName)) return;
-  const owner = modelName.slice('fv-'.length);
-  await Promise.all([objects.delete(functionModelArchiveKey(owner)), objects.delete(functionModelObjectKey(owner))]);
+async function deleteOwnModel(objects: ObjectStore, versionId: string, modelName: string): Promise<void> {
+  if (modelName !== functionModelName(versionId)) return;
+  await Promise.all([
+    objects.delete(functionModelArchiveKey(versionId)),
+    objects.delete(functionModelObjectKey(versionId)),
+  ]);
 }

@@ -3,7 +3,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcClient, int32Bytes } from '../grpc/grpc-test-fixture.ts';
 import type { RunningGateway } from '../server.ts';
-import { createHarness, gfetch, type Harness, simpleRequest } from './harness.ts';
+import { createHarness, fnId, gfetch, type Harness, simpleRequest } from './harness.ts';
 
 /**
  * Accounts and function sharing (NVCF API reference: authorized accounts): account A's function is unknown to
@@ -128,6 +128,13 @@ beforeAll(async () => {
   // Two accounts, made by the operator (the bootstrap admin key).
   a = await createKey('alice', 'team-a');
   b = await createKey('bob', 'team-b');
+  // A builds on the repository model `simple`, the operator's: it may once the operator shares that model's function.
+  const simple = await gfetch(`${gw.url}${authorizations}/${fnId('simple')}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ authorizedParties: [{ ncaId: 'team-a' }] }),
+  });
+  await json(simple);
   const fn = await deployed(modelFunction('shared-simple'));
   fid = fn.id;
   v1 = fn.versionId;

@@ -1,13 +1,8 @@
 import type { ModelMetadata } from '@nvcf/inference-server';
+import { modelFunctionId, modelVersionId } from '@nvcf/models';
 import type { FunctionVersion } from '@nvcf/queue';
-import { v5 as uuidv5 } from 'uuid';
 
-/** Fixed namespace: a model's function id is the same on every start and every worker. */
-const MODEL_FUNCTION_NAMESPACE = '6f1c3b5e-8d1a-4f8e-9a57-2d4c2b9e7a10';
-
-export const modelFunctionId = (model: string) => uuidv5(`onnx-model:${model}`, MODEL_FUNCTION_NAMESPACE);
-export const modelVersionId = (model: string, version: string) =>
-  uuidv5(`onnx-model:${model}:${version}`, MODEL_FUNCTION_NAMESPACE);
+export { modelFunctionId, modelVersionId };
 
 /**
  * A model version in the repository is a deployed function version. Deployed with `minInstances: 0`:
