@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ADMIN_KEY, createHarness, fnId, type Harness, pexec, verId } from '@nvcf/gateway/testing';
+import { ADMIN_KEY, createHarness, fnId, type Harness, pexec, storeApiKey, verId } from '@nvcf/gateway/testing';
 import { parseManifests, validateManifest } from '@nvcf/kubernetes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './testing/cli-process.ts';
@@ -577,6 +577,19 @@ describe('keys', () => {
     expect(code).toBe(1);
     expect((await cli(['keys', 'list'])).stdout).toMatch(new RegExp(`^${key.id}\tcli-ci\trevoked `, 'm'));
     expect((await cli(['keys', 'create', '--name', 'x'])).code).toBe(2);
+  });
+
+  it('list prints a name stored before names were checked escaped, never its terminal sequence', async () => {
+    // What another account named its key when the gateway still took it: a window-title change and a screen clear.
+    const name = '\x1b]0;pwned\x07old\x1b[2J\u202ekey';
+    await storeApiKey(h, { name, scopes: ['list_functions'] });
+    const listed = await cli(['keys', 'list']);
+    expect(listed.code, listed.stderr).toBe(0);
+    for (const raw of ['\x1b', '\x07', '\u202e']) expect(listed.stdout).not.toContain(raw);
+    expect(listed.stdout).toMatch(/^\S+\t\\x1b\]0;pwned\\x07old\\x1b\[2J\\u\{202e\}key\tactive\t/m);
+    // --json is for scripts: the name as stored, JSON-escaped.
+    const json = JSON.parse((await cli(['keys', 'list', '--json'])).stdout) as { name: string }[];
+    expect(json.map((k) => k.name)).toContain(name);
   });
 });
 

@@ -1,5 +1,6 @@
 import { NvcfConnectionError, NvcfError } from '@nvcf/client';
 import { CommanderError } from 'commander';
+import { terminalText } from './terminal-text.ts';
 
 /** `nvcf`'s exit codes, as `nvcf --help` and the README list them. */
 export const EXIT = {
@@ -51,8 +52,15 @@ function rootCause(err: Error): string | undefined {
   return said;
 }
 
-/** The one line an error prints on stderr: `nvcf: <title>: <detail> (request <reqId>)`. */
+/**
+ * The one line an error prints on stderr: `nvcf: <title>: <detail> (request <reqId>)`, escaped (`terminalText`): a
+ * detail can quote a name another account chose.
+ */
 export function formatError(err: unknown): string {
+  return terminalText(errorLine(err));
+}
+
+function errorLine(err: unknown): string {
   if (err instanceof NvcfError) {
     const detail = err.detail ? `: ${err.detail}` : '';
     const request = err.requestId ? ` (request ${err.requestId})` : '';

@@ -3,12 +3,16 @@
  * and otherwise plain tab-separated lines, one per row and no header (for `cut`, `grep`, `while read`).
  */
 import Table from 'cli-table3';
+import { terminalText } from './terminal-text.ts';
 
 export type OutputMode = 'json' | 'table' | 'plain';
 
+/** A cell: a list is shown one item a line. */
+export type CellValue = string | number | boolean | readonly string[] | undefined;
+
 export interface Column<T> {
   header: string;
-  value: (row: T) => string | number | boolean | undefined;
+  value: (row: T) => CellValue;
 }
 
 /** Where output goes: stdout in `nvcf`, a buffer in tests. */
@@ -22,14 +26,23 @@ export interface Output {
   /** Rows: a table, tab-separated lines, or (`--json`) `json` as given — the SDK's objects, unabridged. */
   list<T>(rows: readonly T[], columns: readonly Column<T>[], json?: unknown): void;
   /** One object: a two-column table, `key<TAB>value` lines, or (`--json`) `json` as given. */
-  record(fields: Record<string, string | number | boolean | undefined>, json: unknown): void;
+  record(fields: Record<string, CellValue>, json: unknown): void;
   /** A confirmation such as `deleted …`, or (`--json`) `json`. */
   done(message: string, json: unknown): void;
   /** Any JSON value on its own line(s). */
   json(value: unknown): void;
 }
 
-const cell = (v: string | number | boolean | undefined) => (v === undefined ? '' : String(v));
+/**
+ * What a cell shows. Every value is escaped (`terminalText`): names and text come from the gateway, set by any
+ * account, and must not drive the terminal or break a plain line into columns or rows.
+ */
+const cell = (v: CellValue): string => {
+  if (v === undefined) return '';
+  if (typeof v === 'string') return terminalText(v);
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return v.map(terminalText).join('\n');
+};
 
 /** A rule under the header only, no colours: compact, and the same in a terminal, a log and the README. */
 const COMPACT = { style: { compact: true, head: [], border: [] } };
@@ -56,7 +69,9 @@ export function createOutput(mode: OutputMode, sink: Sink): Output {
     },
     record(fields, jsonValue) {
       if (mode === 'json') return void json(jsonValue);
-      const entries = Object.entries(fields).filter(([, v]) => v !== undefined && v !== '');
+      const entries = Object.entries(fields)
+        .filter(([, v]) => v !== undefined && v !== '' && !(Array.isArray(v) && v.length === 0))
+        .map(([k, v]) => [terminalText(k), v] as const);
       if (mode === 'plain') {
         for (const [k, v] of entries) sink.write(`${k}\t${cell(v)}\n`);
         return;
@@ -67,7 +82,7 @@ export function createOutput(mode: OutputMode, sink: Sink): Output {
     },
     done(message, jsonValue) {
       if (mode === 'json') return void json(jsonValue);
-      sink.write(`${message}\n`);
+      sink.write(`${terminalText(message)}\n`);
     },
   };
 }

@@ -22,6 +22,7 @@ export * from './nvcf/accounts.ts';
 export * from './nvcf/function-requests.ts';
 export * from './nvcf/function-status.ts';
 export * from './nvcf/headers.ts';
+export * from './nvcf/printable-text.ts';
 export * from './nvcf/scopes.ts';
 export * from './nvcf/secret-requests.ts';
 export * from './nvcf/server-path.ts';

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { integer, readJsonFile } from '../args.ts';
 import { contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
+import type { CellValue } from '../output.ts';
 import { functionFields } from './functions.ts';
 
 interface DeployFlags {
@@ -15,18 +16,16 @@ interface DeployFlags {
   maxRequestConcurrency?: number;
 }
 
-function deploymentFields(d: DeploymentDto): Record<string, string | number | undefined> {
+function deploymentFields(d: DeploymentDto): Record<string, CellValue> {
   return {
     functionId: d.functionId,
     versionId: d.functionVersionId,
     status: d.functionStatus,
-    specifications: d.deploymentSpecifications
-      .map(
-        (s) =>
-          `${s.gpu} ${s.instanceType} min=${s.minInstances} max=${s.maxInstances}` +
-          (s.maxRequestConcurrency ? ` concurrency=${s.maxRequestConcurrency}` : ''),
-      )
-      .join('\n'),
+    specifications: d.deploymentSpecifications.map(
+      (s) =>
+        `${s.gpu} ${s.instanceType} min=${s.minInstances} max=${s.maxInstances}` +
+        (s.maxRequestConcurrency ? ` concurrency=${s.maxRequestConcurrency}` : ''),
+    ),
   };
 }
 

@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander';
 import { commaList, readJsonFile } from '../args.ts';
 import { contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
-import type { Column } from '../output.ts';
+import type { CellValue, Column } from '../output.ts';
 import { parseSecretArgs } from '../secret-args.ts';
 import { registerFunctionAuthorizations } from './authorizations.ts';
 import { registerSecrets } from './secrets.ts';
@@ -16,10 +16,10 @@ export const functionColumns: readonly Column<FunctionDto>[] = [
 ];
 
 const tensors = (specs: TensorSpec[] | undefined) =>
-  specs?.map((t) => `${t.name} ${t.datatype} [${t.shape.join(',')}]`).join('\n');
+  specs?.map((t) => `${t.name} ${t.datatype} [${t.shape.join(',')}]`);
 
 /** One version as a two-column table: what a caller needs to invoke it. */
-export function functionFields(f: FunctionDto): Record<string, string | number | undefined> {
+export function functionFields(f: FunctionDto): Record<string, CellValue> {
   return {
     name: f.name,
     id: f.id,
@@ -28,7 +28,7 @@ export function functionFields(f: FunctionDto): Record<string, string | number |
     inferenceUrl: f.inferenceUrl,
     apiBodyFormat: f.apiBodyFormat,
     functionType: f.functionType,
-    models: f.models.map((m) => m.uri).join('\n'),
+    models: f.models.map((m) => m.uri),
     containerImage: f.containerImage,
     containerArgs: f.containerArgs,
     inputs: tensors(f.model?.inputs),

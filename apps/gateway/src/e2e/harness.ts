@@ -3,7 +3,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { generateExampleRepository } from '@nvcf/models';
-import { createFunctionRegistry, createKeys, createRedis, type RedisClient } from '@nvcf/queue';
+import {
+  createApiKeyStore,
+  createFunctionRegistry,
+  createKeys,
+  createRedis,
+  type NewApiKey,
+  type RedisClient,
+} from '@nvcf/queue';
 import { createLogger } from '@nvcf/service-kit';
 import { type RedisHandle, startRedis, startRedisCluster } from '@nvcf/testing';
 import {
@@ -71,6 +78,14 @@ export function gfetch(url: string, init: RequestInit = {}): Promise<Response> {
   return fetch(url, { ...init, headers: { ...adminAuth, ...(init.headers as Record<string, string> | undefined) } });
 }
 export const verId = (model: string) => modelVersionId(model, '1');
+
+/**
+ * Stores an API key as given, past the gateway's checks on a new key: a key an older gateway accepted (a name it
+ * would now refuse, say). Resolves to its secret.
+ */
+export async function storeApiKey(h: Pick<Harness, 'redis' | 'keyPrefix'>, input: NewApiKey): Promise<string> {
+  return (await createApiKeyStore(h.redis, createKeys(h.keyPrefix)).create(input)).key;
+}
 
 /**
  * A private redis-server, or with `NVCF_TEST_REDIS=cluster` a 3-primary Redis Cluster with a replica each: the

@@ -1,4 +1,12 @@
-import { AppError, NcaId, parseControlRequest, SCOPES, type Scope } from '@nvcf/protocol';
+import {
+  AppError,
+  isPrintableText,
+  NcaId,
+  NON_PRINTABLE_MESSAGE,
+  parseControlRequest,
+  SCOPES,
+  type Scope,
+} from '@nvcf/protocol';
 import type { ApiKeyRecord, ApiKeyStore } from '@nvcf/queue';
 import { Hono } from 'hono';
 import { z } from 'zod';
@@ -29,6 +37,7 @@ const CreateKeyRequest = z
       name: z
         .string({ error: required('a string') })
         .min(1, 'must not be empty')
+        .refine(isPrintableText, NON_PRINTABLE_MESSAGE)
         .max(128, 'must be at most 128 characters'),
       scopes: z
         .array(z.enum(SCOPES, { error: (i) => `has an unknown scope ${JSON.stringify(i.input)} (known: ${known})` }), {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
+import { printableText } from './printable-text.ts';
 import { SecretList } from './secret-requests.ts';
 
 /** NVCF function names (NVCF API reference: CreateFunctionRequest). */
@@ -38,8 +39,8 @@ export const CreateFunctionRequest = z
     resources: z.array(ModelRef).optional(),
     apiBodyFormat: z.enum(['CUSTOM', 'PREDICT_V2']).default('CUSTOM'),
     functionType: z.enum(['DEFAULT', 'STREAMING', 'LLM']).default('DEFAULT'),
-    description: z.string().max(1024).optional(),
-    tags: z.array(z.string().min(1).max(128)).max(64).optional(),
+    description: printableText().max(1024).optional(),
+    tags: z.array(printableText().min(1).max(128)).max(64).optional(),
     secrets: SecretList.optional(),
   })
   .loose()
@@ -54,15 +55,15 @@ export const CreateFunctionRequest = z
 export type CreateFunctionRequest = z.infer<typeof CreateFunctionRequest>;
 
 export const UpdateMetadataRequest = z.object({
-  tags: z.array(z.string().min(1).max(128)).max(64).optional(),
-  description: z.string().max(1024).optional(),
+  tags: z.array(printableText().min(1).max(128)).max(64).optional(),
+  description: printableText().max(1024).optional(),
 });
 
 export const DeploymentSpecification = z
   .object({
-    gpu: z.string().trim().min(1, 'must not be blank'),
-    instanceType: z.string().trim().min(1, 'must not be blank'),
-    backend: z.string().optional(),
+    gpu: printableText().trim().min(1, 'must not be blank'),
+    instanceType: printableText().trim().min(1, 'must not be blank'),
+    backend: printableText().optional(),
     minInstances: z.number().int().min(0, 'must be greater than or equal to 0'),
     maxInstances: z.number().int().min(1, 'must be greater than 0'),
     maxRequestConcurrency: z.number().int().min(1).max(1024).default(1),
