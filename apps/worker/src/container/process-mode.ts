@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { chmod, mkdir } from 'node:fs/promises';
 import type { Logger } from '@nvcf/service-kit';
 import type { WorkerConfig } from '../config.ts';
@@ -20,7 +21,15 @@ export async function openProcessMode(config: WorkerConfig, log: Logger): Promis
   const trust: ProcessTrust = { versionIds: config.functionVersionIds, ncaId: config.ncaId };
   if (!config.container.processes || config.container.url) return { trust, sandbox: { kind: 'none', writable: [] } };
   await mkdir(workDir, { recursive: true });
-  if (user) await chmod(workDir, 0o711);
+  if (user) {
+    await chmod(workDir, 0o711);
+    // A private parent (a mkdtemp directory, a home) would leave every server without its assets and outputs.
+    if (spawnSync('test', ['-x', workDir], { ...user, stdio: 'ignore' }).status !== 0) {
+      throw new Error(
+        `WORKER_CONTAINER_WORK_DIR '${workDir}' cannot be reached by WORKER_CONTAINER_USER (uid ${user.uid}): a directory above it is not searchable by that user`,
+      );
+    }
+  }
   const sandbox = resolveSandbox(config.container.sandbox, user, [workDir]);
   log.warn(
     {
