@@ -62,6 +62,8 @@ export interface GatewayAppDeps {
   auth: Authenticator;
   /** API keys, managed over HTTP (`/v2/nvcf/keys`). */
   keyStore: ApiKeyStore;
+  /** Live API keys per account before a new one is 403 (0 or absent: unlimited). */
+  apiKeyQuotaCount?: number;
   assets: AssetService;
   results: ResultLinks;
   streaming: EventStreamDeps;

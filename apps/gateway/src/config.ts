@@ -62,6 +62,9 @@ export const GatewayEnvFields = z.object({
   ASSET_TTL_SECONDS: envInt(24 * 60 * 60, 60),
   ASSET_QUOTA_BYTES: envInt(10 * 1024 * 1024 * 1024, 0),
   ASSET_QUOTA_COUNT: envInt(1000, 0),
+  FUNCTION_QUOTA_COUNT: envInt(100, 0),
+  FUNCTION_VERSION_QUOTA_COUNT: envInt(50, 0),
+  API_KEY_QUOTA_COUNT: envInt(100, 0),
   STORAGE_SWEEP_MS: envInt(60_000, 100),
   NVCF_NCA_ID: envString('self-hosted'),
   FORWARD_HEADERS: envString(''),
@@ -135,6 +138,12 @@ export interface GatewayConfig {
   assetQuotaBytes: number;
   /** Per owner: live assets (403 past it; 0: unlimited). */
   assetQuotaCount: number;
+  /** Per account: functions (403 past it; 0: unlimited). */
+  functionQuotaCount: number;
+  /** Per function: versions (403 past it; 0: unlimited). */
+  functionVersionQuotaCount: number;
+  /** Per account: live (unrevoked) API keys (403 past it; 0: unlimited). */
+  apiKeyQuotaCount: number;
   /** How often expired assets and results are looked for and deleted. */
   storageSweepMs: number;
   ncaId: string;
@@ -192,6 +201,9 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     assetTtlSeconds: env.ASSET_TTL_SECONDS,
     assetQuotaBytes: env.ASSET_QUOTA_BYTES,
     assetQuotaCount: env.ASSET_QUOTA_COUNT,
+    functionQuotaCount: env.FUNCTION_QUOTA_COUNT,
+    functionVersionQuotaCount: env.FUNCTION_VERSION_QUOTA_COUNT,
+    apiKeyQuotaCount: env.API_KEY_QUOTA_COUNT,
     storageSweepMs: env.STORAGE_SWEEP_MS,
     ncaId: env.NVCF_NCA_ID,
     forwardHeaders: env.FORWARD_HEADERS.split(',')

@@ -28,6 +28,7 @@ import { createGatewayApp } from './app.ts';
 import { createAssetService, urlSigningSecret } from './assets/index.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import type { GatewayConfig } from './config.ts';
+import { indexAccounts } from './control/account-index.ts';
 import { createAuthorizationService } from './control/authorization-service.ts';
 import { createFunctionAccess } from './control/function-access.ts';
 import { createFunctionService } from './control/function-service.ts';
@@ -72,11 +73,12 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
   const producer = createInvocationProducer(redis, keys, {
     attempts: config.jobAttempts,
     ttlSeconds: config.requestTtlSeconds,
-  });
     maxVersionBytes: config.maxQueueBytesPerVersion,
+  });
   const authorizationStore = createFunctionAuthorizationStore(redis, keys);
   const functions = createFunctionResolver(registry, authorizationStore, { cacheMs: config.functionCacheMs });
   const access = createFunctionAccess(registry, authorizationStore);
+  await indexAccounts(registry, authorizationStore, log);
   const metrics = createGatewayMetrics();
   registerQueueMetrics(
     metrics.registry,
@@ -170,6 +172,7 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     forwardHeaders: config.forwardHeaders,
     auth,
     keyStore,
+    apiKeyQuotaCount: config.apiKeyQuotaCount,
     streaming: {
       events,
       completions,
@@ -198,6 +201,10 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
       maxModelBytes: config.assetMaxBytes,
       archiveLimits: { maxBytes: config.modelArchiveMaxBytes, maxRatio: config.modelArchiveMaxRatio },
       secrets: secretStore,
+      quota: {
+        functionsPerAccount: config.functionQuotaCount,
+        versionsPerFunction: config.functionVersionQuotaCount,
+      },
       retireQueue: (versionId) =>
         producer.retire(versionId, async (requestId) => {
           const gone = `function version '${versionId}' was deleted before this request ran`;

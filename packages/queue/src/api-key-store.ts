@@ -39,9 +39,32 @@ export interface BootstrapApiKey {
   secret: string;
 }
 
+/** How many live keys one account may hold. */
+export interface ApiKeyQuota {
+  /** The most live (unrevoked) keys of the new key's account; 0: unlimited. */
+  maxPerAccount: number;
+  /** The gateway's own account (NVCF_NCA_ID): a record without `ncaId` (the bootstrap key's) counts as its. */
+  homeNcaId: string;
+}
+
+/** The new key's account holds `limit` live keys already. */
+export class ApiKeyQuotaError extends Error {
+  readonly ncaId: string;
+  readonly limit: number;
+  constructor(ncaId: string, limit: number) {
+    super(`account '${ncaId}' holds ${limit} live API keys already`);
+    this.name = 'ApiKeyQuotaError';
+    this.ncaId = ncaId;
+    this.limit = limit;
+  }
+}
+
 export interface ApiKeyStore {
-  /** Creates a key; the secret is returned once and only its SHA-256 is stored. Never overwrites a key. */
-  create(input: NewApiKey): Promise<{ key: string; record: ApiKeyRecord }>;
+  /**
+   * Creates a key; the secret is returned once and only its SHA-256 is stored. Never overwrites a key. With `quota`,
+   * counted and written in one script (concurrent creates cannot pass it): ApiKeyQuotaError past it.
+   */
+  create(input: NewApiKey, quota?: ApiKeyQuota): Promise<{ key: string; record: ApiKeyRecord }>;
   /**
    * Registers an operator-chosen key the first time its secret is seen; afterwards keeps its record (a
    * live one gets `scopes`, so a release's new scopes reach it) and never brings a revoked one back.
@@ -72,10 +95,23 @@ const newRecord = (input: NewApiKey): ApiKeyRecord => ({
 export const generateApiKey = () => `nvapi-${randomBytes(32).toString('base64url')}`;
 
 /**
- * Registers a key unless its hash ever was (a revoked key keeps its hash entry, so it is never re-created).
- * KEYS[1] apiKeyByHash(hash), KEYS[2] apiKeys; ARGV[1] the id, ARGV[2] the record's JSON. Returns 1 or 0.
+ * Registers a key unless its hash ever was (a revoked key keeps its hash entry, so it is never re-created), and
+ * unless its account holds its quota of live keys already. Key creation is an administrator's act, rare: counting
+ * reads every record (one pass, no index to keep in step with revocations).
+ * KEYS[1] apiKeyByHash(hash), KEYS[2] apiKeys; ARGV[1] the id, ARGV[2] the record's JSON, ARGV[3] the key's account,
+ * ARGV[4] the gateway's own account (a record without `ncaId` is its), ARGV[5] the most live keys of the account
+ * (0: unlimited). Returns 1 created, 0 the secret was registered before, 2 the account is at its quota.
  */
 const CREATE = `
+local most = tonumber(ARGV[5])
+if most > 0 then
+  local live = 0
+  for _, json in ipairs(redis.call('HVALS', KEYS[2])) do
+    local record = cjson.decode(json)
+    if not record.revokedAt and (record.ncaId or ARGV[4]) == ARGV[3] then live = live + 1 end
+  end
+  if live >= most then return 2 end
+end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then return 0 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return 1
@@ -111,9 +147,11 @@ export function createApiKeyStore(redis: RedisClient, keys: Keys): ApiKeyStore {
     return json ? ApiKeyRecord.parse(JSON.parse(json)) : undefined;
   };
   return {
-    async create(input) {
+    async create(input, quota) {
       const key = input.secret ?? generateApiKey();
       const record = newRecord(input);
+      const home = quota?.homeNcaId ?? '';
+      const account = input.ncaId ?? home;
       const created = await redis.eval(
         CREATE,
         2,
@@ -121,7 +159,11 @@ export function createApiKeyStore(redis: RedisClient, keys: Keys): ApiKeyStore {
         keys.apiKeys,
         record.id,
         JSON.stringify(record),
+        account,
+        home,
+        quota?.maxPerAccount ?? 0,
       );
+      if (created === 2) throw new ApiKeyQuotaError(account, quota?.maxPerAccount ?? 0);
       if (created !== 1) throw new Error('an API key with this secret is already registered (or was, and is revoked)');
       return { key, record };
     },

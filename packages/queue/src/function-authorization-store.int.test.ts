@@ -73,3 +73,32 @@ describe('function authorization store', () => {
     expect(await db.redis.exists(keys.functionAuthorizations(fid))).toBe(0);
   });
 });
+
+describe('the shared-function index of each account', () => {
+  const shared = (ncaId: string) => store.sharedWith(ncaId);
+
+  it('follows set, add, remove, clear and forget: an account is indexed while it holds a party of the function', async () => {
+    await store.set(fid, undefined, [{ ncaId: 'a' }, { ncaId: 'b' }]);
+    await store.set(fid, v1, [{ ncaId: 'c' }, { ncaId: 'a' }]);
+    expect([await shared('a'), await shared('b'), await shared('c')]).toEqual([[fid], [fid], [fid]]);
+    // A replaced scope drops its accounts unless another scope still names them.
+    await store.set(fid, undefined, [{ ncaId: 'd' }]);
+    expect([await shared('a'), await shared('b'), await shared('d')]).toEqual([[fid], [], [fid]]);
+    expect(await store.add(fid, v2, { ncaId: 'e' })).toBe('added');
+    expect(await shared('e')).toEqual([fid]);
+    expect(await store.remove(fid, v1, 'a')).toBe('removed');
+    expect(await shared('a')).toEqual([]);
+    await store.clear(fid, v1);
+    expect(await shared('c')).toEqual([]);
+    await store.forget(fid);
+    expect([await shared('d'), await shared('e')]).toEqual([[], []]);
+  });
+
+  it('indexAccounts indexes hashes a release before the index wrote', async () => {
+    // As the previous release wrote it: the hash only.
+    await db.redis.hset(keys.functionAuthorizations(fid), 'f:a', '{"ncaId":"a"}', `v:${v1}:b`, '{"ncaId":"b"}');
+    expect(await shared('a')).toEqual([]);
+    await store.indexAccounts([fid]);
+    expect([await shared('a'), await shared('b')]).toEqual([[fid], [fid]]);
+  });
+});

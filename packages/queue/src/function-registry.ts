@@ -102,9 +102,26 @@ const LiveWorkerRecord = WorkerMachine.extend({
 export type LiveWorker = z.infer<typeof LiveWorkerRecord>;
 export type { DeploymentLimits };
 
+/** How many functions one account and versions one function may have (0: unlimited). */
+export interface FunctionQuota {
+  functionsPerAccount: number;
+  versionsPerFunction: number;
+}
+
+/**
+ * `created`; `gone`: the function a new version was for has no version any more; `functions`: its account holds
+ * `functionsPerAccount` functions already; `versions`: the function holds `versionsPerFunction` versions already.
+ */
+export type CreateVersionOutcome = 'created' | 'gone' | 'functions' | 'versions';
+
 export interface FunctionRegistry {
   /** Creates or updates a version; `createdAt` of an existing version is kept. */
   upsert(fv: FunctionVersion): Promise<void>;
+  /**
+   * Stores a new version, of a new function unless `newFunction` is false, within `quota`: checked and written in
+   * one script, so concurrent creates cannot pass it.
+   */
+  create(fv: FunctionVersion, opts: { newFunction: boolean; quota: FunctionQuota }): Promise<CreateVersionOutcome>;
   /**
    * Publishes a repository model's version: created when new; when it exists only its model metadata is
    * refreshed, so an operator's undeploy, tags or description survive a worker restart.
@@ -117,7 +134,17 @@ export interface FunctionRegistry {
   notifyChanged(): Promise<void>;
   /** Every version of one function (empty when unknown). */
   versions(functionId: string): Promise<FunctionVersion[]>;
+  /** Every version of each function, in the order asked (empty for an unknown one). One round trip. */
+  versionsOf(functionIds: readonly string[]): Promise<FunctionVersion[][]>;
+  /** Every version of every function: what workers serve from. An account's listing reads `accountFunctionIds`. */
   list(): Promise<FunctionVersion[]>;
+  /** The ids of the functions account `ncaId` owns (its index: no other account's function is read). */
+  accountFunctionIds(ncaId: string): Promise<string[]>;
+  /**
+   * Adds every stored function to its account's index: versions stored by a release before the index existed.
+   * Idempotent; a gateway runs it at start. Returns the ids of the functions it read.
+   */
+  indexAccounts(): Promise<string[]>;
   /**
    * Workers announce themselves for the versions they serve, and with `machine` the machine they run on; entries
    * expire after `ttlMs`.
@@ -132,11 +159,49 @@ export interface FunctionRegistry {
   liveWorkers(versionIds: readonly string[]): Promise<string[][]>;
 }
 
+/**
+ * Stores a new version within its quotas. KEYS[1] functionVersions(functionId), KEYS[2] functionIds,
+ * KEYS[3] accountFunctions(ncaId); ARGV[1] the function id, ARGV[2] the version id, ARGV[3] its JSON, ARGV[4] '1'
+ * for a new function, '0' for a new version of an existing one, ARGV[5] the most functions of the account,
+ * ARGV[6] the most versions of the function (0: unlimited). Returns 1 created, 0 the function is gone, 2 the
+ * account is at its function quota, 3 the function is at its version quota.
+ */
+const CREATE = `
+local versions = redis.call('HLEN', KEYS[1])
+if ARGV[4] == '1' then
+  local most = tonumber(ARGV[5])
+  if most > 0 and redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 0 and redis.call('SCARD', KEYS[3]) >= most then
+    return 2
+  end
+elseif versions == 0 then
+  return 0
+end
+local most = tonumber(ARGV[6])
+if most > 0 and versions >= most then return 3 end
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[1])
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+return 1
+`;
+
+const CREATE_OUTCOMES: Record<number, CreateVersionOutcome> = {
+  0: 'gone',
+  1: 'created',
+  2: 'functions',
+  3: 'versions',
+};
+
+/** Versions stored per backfill round trip: bounded, whatever the number of functions. */
+const INDEX_BATCH = 500;
+
 export function createFunctionRegistry(redis: RedisClient, keys: Keys): FunctionRegistry {
   const parseAll = (hash: Record<string, string>) =>
     Object.values(hash).map((json) => FunctionVersion.parse(JSON.parse(json)));
 
   const versions = async (functionId: string) => parseAll(await redis.hgetall(keys.functionVersions(functionId)));
+  // Sent in one tick, the reads leave in one write (auto-pipelining), grouped per node on a cluster.
+  const versionsOf = async (ids: readonly string[]) =>
+    (await Promise.all(ids.map((id) => redis.hgetall(keys.functionVersions(id))))).map(parseAll);
 
   return {
     async upsert(fv) {
@@ -146,15 +211,38 @@ export function createFunctionRegistry(redis: RedisClient, keys: Keys): Function
       await redis
         .multi()
         .sadd(keys.functionIds, fv.id)
+        .sadd(keys.accountFunctions(fv.ncaId), fv.id)
         .hset(key, fv.versionId, JSON.stringify({ ...fv, createdAt }))
         .exec();
     },
+    async create(fv, { newFunction, quota }) {
+      const outcome = await redis.eval(
+        CREATE,
+        3,
+        keys.functionVersions(fv.id),
+        keys.functionIds,
+        keys.accountFunctions(fv.ncaId),
+        fv.id,
+        fv.versionId,
+        JSON.stringify(fv),
+        newFunction ? '1' : '0',
+        quota.functionsPerAccount,
+        quota.versionsPerFunction,
+      );
+      return CREATE_OUTCOMES[Number(outcome)] ?? 'gone';
+    },
     versions,
+    versionsOf,
     async seed(fv) {
       const key = keys.functionVersions(fv.id);
       const existing = await redis.hget(key, fv.versionId);
       const next = existing ? { ...FunctionVersion.parse(JSON.parse(existing)), model: fv.model } : fv;
-      await redis.multi().sadd(keys.functionIds, fv.id).hset(key, fv.versionId, JSON.stringify(next)).exec();
+      await redis
+        .multi()
+        .sadd(keys.functionIds, fv.id)
+        .sadd(keys.accountFunctions(next.ncaId), fv.id)
+        .hset(key, fv.versionId, JSON.stringify(next))
+        .exec();
     },
     async get(functionId, versionId) {
       const json = await redis.hget(keys.functionVersions(functionId), versionId);
@@ -162,8 +250,15 @@ export function createFunctionRegistry(redis: RedisClient, keys: Keys): Function
     },
     async remove(functionId, versionId) {
       const key = keys.functionVersions(functionId);
+      const json = await redis.hget(key, versionId);
       const removed = (await redis.hdel(key, versionId)) === 1;
-      if (removed && (await redis.hlen(key)) === 0) await redis.srem(keys.functionIds, functionId);
+      if (removed && (await redis.hlen(key)) === 0) {
+        const owner = json ? FunctionVersion.parse(JSON.parse(json)).ncaId : undefined;
+        await Promise.all([
+          redis.srem(keys.functionIds, functionId),
+          ...(owner !== undefined ? [redis.srem(keys.accountFunctions(owner), functionId)] : []),
+        ]);
+      }
       return removed;
     },
     async notifyChanged() {
@@ -171,9 +266,20 @@ export function createFunctionRegistry(redis: RedisClient, keys: Keys): Function
     },
     async list() {
       const ids = (await redis.smembers(keys.functionIds)).sort();
-      // Sent in one tick, the reads leave in one write (auto-pipelining), grouped per node on a cluster.
-      const hashes = await Promise.all(ids.map((id) => redis.hgetall(keys.functionVersions(id))));
-      return hashes.flatMap(parseAll);
+      return (await versionsOf(ids)).flat();
+    },
+    async accountFunctionIds(ncaId) {
+      return (await redis.smembers(keys.accountFunctions(ncaId))).sort();
+    },
+    async indexAccounts() {
+      const ids = await redis.smembers(keys.functionIds);
+      for (let i = 0; i < ids.length; i += INDEX_BATCH) {
+        const batch = await versionsOf(ids.slice(i, i + INDEX_BATCH));
+        // A function's versions share its owner: the first one's account is the function's.
+        const owned = batch.flatMap((fvs) => (fvs[0] ? [fvs[0]] : []));
+        await Promise.all(owned.map((fv) => redis.sadd(keys.accountFunctions(fv.ncaId), fv.id)));
+      }
+      return ids;
     },
     async heartbeat(workerId, versionIds, ttlMs, machine) {
       const now = Date.now();

@@ -96,6 +96,18 @@ export interface Keys {
    * `v:<versionId>:<ncaId>` (that version) → the party (JSON). Beside the function's versions, in `{fn}`.
    */
   functionAuthorizations(functionId: string): string;
+  /**
+   * Set of the ids of the functions one account owns: what its listing and its function quota read, so neither
+   * reads every account's functions. In `{fn}`, beside the versions the quota script counts against.
+   */
+  accountFunctions(ncaId: string): string;
+  /**
+   * Set of the ids of other accounts' functions shared with one account (some version or all of them). Kept by the
+   * authorization scripts, which build it from `accountKeyPrefix` for the accounts they find in a hash.
+   */
+  accountSharedFunctions(ncaId: string): string;
+  /** What precedes an account id in its `{fn}` index keys: `accountKeyPrefix .. ncaId .. ':shared'`. */
+  readonly accountKeyPrefix: string;
   /** Sorted set workerId → heartbeat expiry (ms) of the workers serving a version. */
   versionWorkers(versionId: string): string;
   /**
@@ -156,6 +168,9 @@ export function createKeys(prefix = 'nvcf'): Keys {
     functionIds: `${prefix}:{fn}:functions`,
     functionVersions: (functionId) => `${prefix}:{fn}:fn:${functionId}:versions`,
     functionAuthorizations: (functionId) => `${prefix}:{fn}:fn:${functionId}:authorizations`,
+    accountFunctions: (ncaId) => `${prefix}:{fn}:account:${ncaId}:functions`,
+    accountSharedFunctions: (ncaId) => `${prefix}:{fn}:account:${ncaId}:shared`,
+    accountKeyPrefix: `${prefix}:{fn}:account:`,
     versionWorkers: (versionId) => `${prefix}:fv:${v(versionId)}:${versionId}:workers`,
     functionSecrets: (versionId) => `${prefix}:fv:${v(versionId)}:${versionId}:secrets`,
     workers: `${prefix}:workers`,

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKeyStore } from './api-key-store.ts';
 import { createAssetStore } from './asset-store.ts';
 import { createEventStream } from './event-stream.ts';
+import { createFunctionAuthorizationStore } from './function-authorization-store.ts';
 import { createFunctionRegistry, type FunctionVersion } from './function-registry.ts';
 import { createInvocationConsumer } from './invocation-consumer.ts';
 import { createInvocationProducer } from './invocation-producer.ts';
@@ -174,9 +175,24 @@ describe('on a Redis Cluster', () => {
     expect(await registry.liveWorkers([a.versionId, b.versionId])).toEqual([['w1'], ['w1']]);
     expect(await registry.liveMachines()).toMatchObject([{ workerId: 'w1', ...machine }]);
 
+    // The quota and index scripts: one slot ({fn}, {auth}), the account indexes built inside the script included.
+    const quota = { functionsPerAccount: 3, versionsPerFunction: 1 };
+    expect(await registry.create(fv('c'), { newFunction: true, quota })).toBe('created');
+    expect(await registry.create({ ...a, versionId: randomUUID() }, { newFunction: false, quota })).toBe('versions');
+    expect(await registry.create(fv('d'), { newFunction: true, quota })).toBe('functions');
+    expect((await registry.accountFunctionIds('nca')).length).toBe(3);
+    const parties = createFunctionAuthorizationStore(redis, keys);
+    await parties.set(a.id, a.versionId, [{ ncaId: 'other' }]);
+    expect(await parties.sharedWith('other')).toEqual([a.id]);
+    await parties.forget(a.id);
+    expect(await parties.sharedWith('other')).toEqual([]);
+
     const apiKeys = createApiKeyStore(redis, keys);
     const { key } = await apiKeys.create({ name: 'k', scopes: ['invoke_function'] });
     expect((await apiKeys.verify(key))?.scopes).toEqual(['invoke_function']);
+    await expect(
+      apiKeys.create({ name: 'k2', scopes: ['invoke_function'] }, { maxPerAccount: 1, homeNcaId: 'nca' }),
+    ).rejects.toThrow(/holds 1 live API keys/);
 
     const assets = createAssetStore(redis, keys, { ttlSeconds: 60 });
     const created = await assets.create({

@@ -42,7 +42,7 @@ const notFound = (functionId: string, versionId?: string) =>
  */
 export function createFunctionAccess(
   registry: FunctionRegistry,
-  authorizations: Pick<FunctionAuthorizationStore, 'get'>,
+  authorizations: Pick<FunctionAuthorizationStore, 'get' | 'sharedWith'>,
 ): FunctionAccess {
   const read = (functionId: string) => Promise.all([registry.versions(functionId), authorizations.get(functionId)]);
 
@@ -73,17 +73,26 @@ export function createFunctionAccess(
       );
     },
     async list(ncaId, visibility) {
-      const all = await registry.list();
-      const own = visibility.has('private');
-      if (!visibility.has('authorized')) return own ? all.filter((fv) => fv.ncaId === ncaId) : [];
-      const ids = [...new Set(all.filter((fv) => fv.ncaId !== ncaId).map((fv) => fv.id))];
-      // Sent in one tick, the reads leave in one write (auto-pipelining).
-      const parties = new Map(await Promise.all(ids.map(async (id) => [id, await authorizations.get(id)] as const)));
-      return all.filter((fv) => {
-        if (fv.ncaId === ncaId) return own;
-        const p = parties.get(fv.id);
-        return p !== undefined && accountMayUse(ncaId, fv, p);
-      });
+      // The account's own functions and those shared with it, from its indexes: never every account's functions.
+      const none = async (): Promise<string[]> => [];
+      const [own, shared] = await Promise.all([
+        visibility.has('private') ? registry.accountFunctionIds(ncaId) : none(),
+        visibility.has('authorized') ? authorizations.sharedWith(ncaId) : none(),
+      ]);
+      const sharedOnly = shared.filter((id) => !own.includes(id));
+      const [ownVersions, sharedVersions, parties] = await Promise.all([
+        registry.versionsOf(own),
+        registry.versionsOf(sharedOnly),
+        Promise.all(sharedOnly.map((id) => authorizations.get(id))),
+      ]);
+      const visible = [
+        ...ownVersions.flat().filter((fv) => fv.ncaId === ncaId),
+        ...sharedVersions.flatMap((fvs, i) => {
+          const p = parties[i];
+          return p ? fvs.filter((fv) => fv.ncaId !== ncaId && accountMayUse(ncaId, fv, p)) : [];
+        }),
+      ];
+      return visible.sort((a, b) => a.id.localeCompare(b.id));
     },
   };
 }

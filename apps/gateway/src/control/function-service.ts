@@ -4,6 +4,7 @@ import { AppError, type CreateFunctionRequest, type DeploymentRequest, type Secr
 import type {
   FunctionAuthorizationStore,
   FunctionModelSpec,
+  FunctionQuota,
   FunctionRegistry,
   FunctionSecretStore,
   FunctionVersion,
@@ -18,6 +19,7 @@ import {
 } from '@nvcf/storage';
 import type { AssetService } from '../assets/index.ts';
 import { assetIdOf, modelFromAsset } from './asset-model.ts';
+import { functionQuotaExceeded, versionQuotaExceeded } from './account-quotas.ts';
 import { containerSpecOf } from './container-spec.ts';
 import type { FunctionAccess } from './function-access.ts';
 import { checkSecretsAccepted, secretValuesOf } from './function-secrets.ts';
@@ -87,6 +89,8 @@ export interface FunctionServiceOptions {
   retireQueue: (versionId: string) => Promise<void>;
   /** Function secrets, encrypted at rest (without `NVCF_SECRETS_KEY`, a request that carries any is a 400). */
   secrets: FunctionSecretStore;
+  /** Functions per account and versions per function (0: unlimited); past them, a create is 403. */
+  quota: FunctionQuota;
 }
 
 /**
@@ -140,6 +144,30 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
     return model?.name === ref.name && model.version === ref.version ? model : undefined;
   }
 
+  /** Refuses early what the quota would refuse at the end: before a model is converted or secrets written. */
+  async function checkQuota(functionId: string | undefined, ncaId: string): Promise<void> {
+    const { functionsPerAccount, versionsPerFunction } = opts.quota;
+    if (functionId === undefined) {
+      if (functionsPerAccount > 0 && (await registry.accountFunctionIds(ncaId)).length >= functionsPerAccount) {
+        throw functionQuotaExceeded(functionsPerAccount);
+      }
+      return;
+    }
+    const versions = (await registry.versions(functionId)).length;
+    if (versions === 0) throw new AppError('NOT_FOUND', `Function '${functionId}' not found`);
+    if (versionsPerFunction > 0 && versions >= versionsPerFunction) {
+      throw versionQuotaExceeded(functionId, versionsPerFunction);
+    }
+  }
+
+  /** Stores a new version: the quota is checked again in the same script that writes it (concurrent creates). */
+  async function store(fv: FunctionVersion, newFunction: boolean): Promise<void> {
+    const outcome = await registry.create(fv, { newFunction, quota: opts.quota });
+    if (outcome === 'functions') throw functionQuotaExceeded(opts.quota.functionsPerAccount);
+    if (outcome === 'versions') throw versionQuotaExceeded(fv.id, opts.quota.versionsPerFunction);
+    if (outcome === 'gone') throw new AppError('NOT_FOUND', `Function '${fv.id}' not found`);
+  }
+
   async function get(functionId: string, versionId: string): Promise<FunctionVersion> {
     const fv = await registry.get(functionId, versionId);
     if (!fv) throw new AppError('NOT_FOUND', `Function '${functionId}' version '${versionId}' not found`);
@@ -148,16 +176,17 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
 
   return {
     async create(req, { functionId, ownerSubject, ncaId }) {
-      if (functionId && (await registry.versions(functionId)).length === 0) {
-        throw new AppError('NOT_FOUND', `Function '${functionId}' not found`);
-      }
+      await checkQuota(functionId, ncaId);
       const versionId = randomUUID();
       // A container function's server is the worker's to reach; a model function's model must exist now.
       const container = containerSpecOf(req);
       const secretValues = secretValuesOf(req.secrets);
       checkSecretsAccepted(opts.secrets, { container }, secretValues);
       const model = container ? undefined : await modelOf(req, versionId, { subject: ownerSubject, ncaId });
-      const { name, inferenceUrl, apiBodyFormat, functionType, description, tags, models, secrets, ...spec } = req;
+      const { name, inferenceUrl, apiBodyFormat, functionType, description, tags, models, secrets, ...rest } = req;
+      // A container's image, command and environment are stored once, in `container` (the DTO gives them back).
+      const { containerImage: _image, containerArgs: _args, containerEnvironment: _environment, ...spec } = rest;
+      const kept = container ? spec : rest;
       const id = functionId ?? randomUUID();
       const fv: FunctionVersion = {
         id,
@@ -172,19 +201,19 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
         models: models ?? [],
         tags: tags ?? [],
         // Their names only: the values are in the secret store, encrypted, and never returned.
-        spec: { ...spec, ...(secrets ? { secretNames: secrets.map((s) => s.name) } : {}) },
+        spec: { ...kept, ...(secrets ? { secretNames: secrets.map((s) => s.name) } : {}) },
         deployment: null,
         ...(model ? { model } : {}),
         ...(container ? { container } : {}),
       };
       if (Object.keys(secretValues).length === 0) {
-        await registry.upsert(fv);
+        await store(fv, functionId === undefined);
         return fv;
       }
       // Before the version exists: a worker that sees it deployed finds its secrets there.
       await opts.secrets.replace({ functionId: id, versionId }, secretValues);
       try {
-        await registry.upsert(fv);
+        await store(fv, functionId === undefined);
       } catch (err) {
         await opts.secrets.remove(versionId).catch(() => {});
         throw err;

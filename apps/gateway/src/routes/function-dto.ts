@@ -159,6 +159,16 @@ function healthUriOf(fv: FunctionVersion): string {
 }
 
 /**
+ * A container function's create fields from its stored container, where they are kept once (versions the release
+ * before stored kept them in `spec` too, with the same values).
+ */
+function containerFieldsOf(fv: FunctionVersion) {
+  const c = fv.container;
+  if (!c) return {};
+  return { containerImage: c.image, ...(c.args !== undefined ? { containerArgs: c.args } : {}) };
+}
+
+/**
  * FunctionDto (NVCF API reference) for one version, with its live workers as active instances; a worker whose
  * heartbeat names its machine gives its instance NVCF's `gpu` and `instanceType`. `viewer`: the caller's account
  * (`ownedByDifferentAccount` when it is not the function's); absent: the owner is looking.
@@ -171,6 +181,7 @@ export function functionDto(
 ) {
   return {
     ...fv.spec,
+    ...containerFieldsOf(fv),
     id: fv.id,
     ncaId: fv.ncaId,
     versionId: fv.versionId,
@@ -178,7 +189,7 @@ export function functionDto(
     status: functionStatus(fv.deployment, workerIds.length),
     inferenceUrl: fv.inferenceUrl,
     ownedByDifferentAccount: viewer !== fv.ncaId,
-    containerEnvironment: (fv.spec.containerEnvironment as unknown) ?? [],
+    containerEnvironment: fv.container?.environment ?? (fv.spec.containerEnvironment as unknown) ?? [],
     healthUri: healthUriOf(fv),
     models: fv.models,
     resources: (fv.spec.resources as unknown) ?? [],

@@ -7,12 +7,13 @@ import {
   SCOPES,
   type Scope,
 } from '@nvcf/protocol';
-import type { ApiKeyRecord, ApiKeyStore } from '@nvcf/queue';
+import { ApiKeyQuotaError, type ApiKeyRecord, type ApiKeyStore } from '@nvcf/queue';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { isOperator, type Principal } from '../auth/principal.ts';
+import { apiKeyQuotaExceeded } from '../control/account-quotas.ts';
 import { readJsonBody } from '../http/json-body.ts';
 import { describeOperation, jsonContent, jsonResponse, Reason } from '../http/openapi-operation.ts';
 import { timestamp, uuidPath, uuidString } from '../http/openapi-schemas.ts';
@@ -23,6 +24,8 @@ export interface KeyRouteDeps {
   auth: Authenticator;
   /** The gateway's own account (NVCF_NCA_ID): a key stored without one belongs to it. */
   ncaId: string;
+  /** Live keys per account before a new one is 403 (0 or absent: unlimited). */
+  apiKeyQuotaCount?: number;
 }
 
 const required = (expected: string) => (issue: { input?: unknown }) =>
@@ -107,7 +110,7 @@ const createKey = describeOperation({
   responses: { 201: jsonResponse('The key and its secret.', CreateApiKeyResponse) },
   problems: {
     400: `${Reason.badJson} Unknown fields are refused.`,
-    403: 'The key would hold a scope or a function the caller does not, or belong to another account (not an operator).',
+    403: 'The key would hold a scope or a function the caller does not, or belong to another account (not an operator); or its account holds `API_KEY_QUOTA_COUNT` live keys already (an operator minting for an account counts against that account).',
     413: Reason.controlTooLarge,
   },
 });
@@ -190,12 +193,15 @@ export function keyRoutes(deps: KeyRouteDeps): Hono<AuthEnv> {
         `cannot create a key for account '${ncaId}': only an operator (every scope, in the gateway's own account) may create keys for another account`,
       );
     }
-    const { key, record } = await deps.keyStore.create({
-      name: req.name,
-      scopes: req.scopes,
-      ...(functionIds ? { allowedFunctionIds: functionIds } : {}),
-      ncaId,
-    });
+    const quota = { maxPerAccount: deps.apiKeyQuotaCount ?? 0, homeNcaId: deps.ncaId };
+    const { key, record } = await deps.keyStore
+      .create(
+        { name: req.name, scopes: req.scopes, ...(functionIds ? { allowedFunctionIds: functionIds } : {}), ncaId },
+        quota,
+      )
+      .catch((err: unknown) => {
+        throw err instanceof ApiKeyQuotaError ? apiKeyQuotaExceeded(err.ncaId, err.limit) : err;
+      });
     // The only time the secret is shown: nothing on the way may keep a copy.
     c.header('cache-control', 'no-store');
     return c.json({ key: dto(record), value: key }, 201);
