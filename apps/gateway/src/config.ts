@@ -112,13 +112,13 @@ export interface GatewayConfig {
   authCacheMs: number;
   /** Waiting requests per function version before 429 (0: unbounded). */
   maxQueueDepth: number;
-  /** Calls (invocations, polls, streams) per credential per minute before 429 (0: unlimited). */
-  rateLimitPerMinute: number;
-  /** Open long-polls and event streams per credential on one gateway before 429 (0: unlimited). */
   /** Bytes of jobs and inputs one version's queues hold (waiting or running) before 429 (0: unbounded). */
   maxQueueBytesPerVersion: number;
   /** Bytes of jobs and inputs one account's requests hold in every queue together before 429 (0: unbounded). */
   maxQueueBytesPerAccount: number;
+  /** Calls (invocations, polls, streams) per credential per minute before 429 (0: unlimited). */
+  rateLimitPerMinute: number;
+  /** Open long-polls and event streams per credential on one gateway before 429 (0: unlimited). */
   maxOpenRequestsPerCredential: number;
   /** A request whose headers and body have not all arrived by then is answered 408 and closed. */
   bodyTimeoutMs: number;
@@ -187,6 +187,8 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     },
     authCacheMs: env.AUTH_CACHE_MS,
     maxQueueDepth: env.MAX_QUEUE_DEPTH,
+    maxQueueBytesPerVersion: env.MAX_QUEUE_BYTES_PER_VERSION,
+    maxQueueBytesPerAccount: env.MAX_QUEUE_BYTES_PER_ACCOUNT,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
     maxOpenRequestsPerCredential: env.MAX_OPEN_REQUESTS_PER_CREDENTIAL,
     bodyTimeoutMs: env.GATEWAY_BODY_TIMEOUT_MS,
@@ -196,8 +198,6 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     assetMaxBytes: env.ASSET_MAX_BYTES,
     modelArchiveMaxBytes: env.MODEL_ARCHIVE_MAX_BYTES,
     modelArchiveMaxRatio: env.MODEL_ARCHIVE_MAX_RATIO,
-    maxQueueBytesPerVersion: env.MAX_QUEUE_BYTES_PER_VERSION,
-    maxQueueBytesPerAccount: env.MAX_QUEUE_BYTES_PER_ACCOUNT,
     assetTtlSeconds: env.ASSET_TTL_SECONDS,
     assetQuotaBytes: env.ASSET_QUOTA_BYTES,
     assetQuotaCount: env.ASSET_QUOTA_COUNT,

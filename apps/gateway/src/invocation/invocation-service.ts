@@ -183,8 +183,8 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
       await deps.queueGuard.admit(fv.versionId);
       const worker = fv.model?.sequence ? await sequenceWorker(fv.versionId, req) : undefined;
       const { input, stored, entryBytes } = splitInput(fv.container ? verbatim(req) : req);
-      const trace = deps.traceContext?.();
       await deps.queueGuard.admitBytes(req.ncaId, (stored ?? entryBytes ?? req.body)?.byteLength ?? 0);
+      const trace = deps.traceContext?.();
       // One step: the record, the kept input and the job are written together (one script, one round trip).
       await producer.enqueue(
         {
@@ -202,8 +202,8 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
         },
         {
           principal: req.principal,
-          ...(worker ? { worker } : {}),
           account: req.ncaId,
+          ...(worker ? { worker } : {}),
           ...(stored ? { input: stored } : {}),
           ...(entryBytes ? { entryBytes } : {}),
         },
