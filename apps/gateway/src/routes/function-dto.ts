@@ -179,7 +179,7 @@ export function functionDto(
   machines: ReadonlyMap<string, WorkerMachine & { beatAt?: number }> = new Map(),
   viewer: string = fv.ncaId,
 ) {
-  return {
+  const dto = {
     ...fv.spec,
     ...containerFieldsOf(fv),
     id: fv.id,
@@ -215,6 +215,22 @@ export function functionDto(
     // Not in NVCF's DTO: what a caller needs to build a KServe V2 request body for this function.
     model: fv.model,
   };
+  return viewer === fv.ncaId ? dto : forAnotherAccount(dto);
+}
+
+/**
+ * What an account a version is shared with sees of it: enough to find and invoke it, not how its owner runs it.
+ * `containerArgs` and `containerEnvironment` carry the owner's command line and settings (often credentials), and
+ * the secrets' names say which credentials it holds.
+ */
+function forAnotherAccount<T extends { containerEnvironment: unknown }>(dto: T) {
+  const {
+    containerArgs: _args,
+    secrets: _secrets,
+    secretNames: _names,
+    ...rest
+  } = dto as T & { containerArgs?: unknown; secrets?: unknown; secretNames?: unknown };
+  return { ...rest, containerEnvironment: [] };
 }
 
 /** A FunctionDto without its secrets' names (NVCF's `includeSecrets=false`). */
