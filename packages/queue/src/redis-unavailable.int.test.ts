@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { startRedis } from '@nvcf/testing';
 import { describe, expect, it } from 'vitest';
-import { createRedis, isRedisUnavailable } from './redis-connection.ts';
+import { createInvocationProducer } from './invocation-producer.ts';
+import { createKeys, newRequestId } from './keys.ts';
+import { createRedis, isRedisOutOfMemory, isRedisUnavailable } from './redis-connection.ts';
 
 describe('isRedisUnavailable', () => {
   it('reads a primary refusing writes for want of replicas as "try again", not as a bug', async () => {
@@ -49,5 +52,44 @@ describe('isRedisUnavailable', () => {
     expect(isRedisUnavailable(new Error('All the keys in a pipeline command should belong to the same slot'))).toBe(
       false,
     );
+  });
+
+  it('reads a full Redis (maxmemory, noeviction) as "try again": a command, a script, a function, a transaction', async () => {
+    const server = await startRedis({ args: ['--maxmemory-policy', 'noeviction'] });
+    const redis = createRedis(server.url);
+    try {
+      const producer = createInvocationProducer(redis, createKeys('oom'), { attempts: 1, ttlSeconds: 60 });
+      const versionId = randomUUID();
+      const job = () => ({
+        requestId: newRequestId(versionId),
+        functionId: 'f',
+        versionId,
+        input: { kind: 'json' as const, contentType: 'application/json', value: 1 },
+        headers: {},
+      });
+      // The function library is loaded before Redis is full.
+      await producer.enqueue(job());
+      // Full: below what it holds already, every write that may grow memory is refused.
+      await redis.config('SET', 'maxmemory', '1');
+      const refusals = [
+        await redis.set('k', 'v').catch((e: unknown) => e),
+        await redis.eval("return redis.call('SET', KEYS[1], 'v')", 1, 'k').catch((e: unknown) => e),
+        await producer.enqueue(job()).catch((e: unknown) => e),
+        await redis
+          .multi()
+          .set('k', 'v')
+          .exec()
+          .catch((e: unknown) => e),
+      ];
+      for (const err of refusals) {
+        expect(err).toBeInstanceOf(Error);
+        expect(isRedisOutOfMemory(err), String(err)).toBe(true);
+        expect(isRedisUnavailable(err)).toBe(true);
+      }
+      expect(isRedisOutOfMemory(new Error('ERR wrong number of arguments'))).toBe(false);
+    } finally {
+      redis.disconnect();
+      await server.close();
+    }
   });
 });
