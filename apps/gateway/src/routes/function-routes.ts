@@ -1,4 +1,10 @@
-import { AppError, CreateFunctionRequest, parseControlRequest, UpdateMetadataRequest } from '@nvcf/protocol';
+import {
+  AppError,
+  CreateFunctionRequest,
+  FUNCTION_FIELD_LIMITS,
+  parseControlRequest,
+  UpdateMetadataRequest,
+} from '@nvcf/protocol';
 import type { FunctionRegistry, FunctionVersion } from '@nvcf/queue';
 import { type Context, Hono } from 'hono';
 import type { DescribeRouteOptions } from 'hono-openapi';
@@ -21,7 +27,10 @@ import {
 } from './function-dto.ts';
 
 /** The bodies these routes parse, under NVCF's component names. */
-const CreateFunctionBody = CreateFunctionRequest.meta({ id: 'CreateFunctionRequest' });
+const CreateFunctionBody = CreateFunctionRequest.meta({
+  id: 'CreateFunctionRequest',
+  description: `Fields this gateway does not know are kept and returned as given: at most ${FUNCTION_FIELD_LIMITS.unknownFields} characters of JSON together.`,
+});
 const UpdateMetadataBody = UpdateMetadataRequest.meta({ id: 'UpdateFunctionMetadataRequest' });
 
 const LIST = ['list_functions', 'list_functions_details'] as const;
@@ -79,8 +88,10 @@ const createSpec = (versioned: boolean): OperationSpec => ({
   requestBody: { required: true, content: jsonContent(CreateFunctionBody) },
   responses: { 200: jsonResponse('The created version.', CreateFunctionResponse) },
   problems: {
-    400: `${Reason.badJson} Or: the model is in no worker’s repository, or is not a usable ONNX model or archive; or the function needs what this deployment cannot run (a Helm chart, a gRPC health check).${versioned ? ` ${Reason.notUuid}` : ''}`,
-    ...(versioned ? { 403: Reason.notOwner } : {}),
+    400: `${Reason.badJson} Or: the model is in no worker’s repository, or is not a usable ONNX model or archive; or the function needs what this deployment cannot run (a Helm chart, a gRPC health check); or a field is past its size limit (named).${versioned ? ` ${Reason.notUuid}` : ''}`,
+    403: versioned
+      ? `${Reason.notOwner} Or: the function holds \`FUNCTION_VERSION_QUOTA_COUNT\` versions already.`
+      : 'The account holds `FUNCTION_QUOTA_COUNT` functions already.',
     404: versioned
       ? `Unknown function, or an unknown asset in \`models[0]\`. ${Reason.notVisible}`
       : 'An unknown asset in `models[0]`.',
