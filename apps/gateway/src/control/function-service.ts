@@ -18,8 +18,8 @@ import {
   type ObjectStore,
 } from '@nvcf/storage';
 import type { AssetService } from '../assets/index.ts';
-import { assetIdOf, modelFromAsset } from './asset-model.ts';
 import { functionQuotaExceeded, versionQuotaExceeded } from './account-quotas.ts';
+import { assetIdOf, modelFromAsset } from './asset-model.ts';
 import { containerSpecOf } from './container-spec.ts';
 import type { FunctionAccess } from './function-access.ts';
 import { checkSecretsAccepted, secretValuesOf } from './function-secrets.ts';
