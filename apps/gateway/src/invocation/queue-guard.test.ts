@@ -41,6 +41,13 @@ describe('queue guard: bytes per account', () => {
     expect(state.reads).toBe(2);
   });
 
+  it('refuses a request larger than the bound itself as too large, not as one to retry', async () => {
+    const { state, producer } = producerHolding(0);
+    const guard = createQueueGuard(producer, { maxDepth: 0, maxAccountBytes: 4000, cacheMs: 60_000 });
+    await expect(guard.admitBytes('team-b', 4001)).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(state.reads).toBe(0);
+  });
+
   it('is off at 0', async () => {
     const { state, producer } = producerHolding(1e12);
     await createQueueGuard(producer, { maxDepth: 0, maxAccountBytes: 0, cacheMs: 0 }).admitBytes('a', 1e9);

@@ -6,7 +6,7 @@ export interface QueueGuard {
   admit(versionId: string): Promise<void>;
   /**
    * RESOURCE_EXHAUSTED (429) when `bytes` more would take what the account's requests hold in the queues (every
-   * version together) past `maxAccountBytes`.
+   * version together) past `maxAccountBytes`; PAYLOAD_TOO_LARGE (413) when `bytes` alone would.
    */
   admitBytes(account: string, bytes: number): Promise<void>;
 }
@@ -69,6 +69,13 @@ export function createQueueGuard(
     },
     async admitBytes(account, bytes) {
       if (opts.maxAccountBytes <= 0) return;
+      // Never admitted, however long the caller waits: not a 429 to retry.
+      if (bytes > opts.maxAccountBytes) {
+        throw new AppError(
+          'PAYLOAD_TOO_LARGE',
+          `the request's ${bytes} bytes are more than an account may keep in the queues (${opts.maxAccountBytes})`,
+        );
+      }
       const entry = await heldBy(account);
       if (entry.bytes + bytes > opts.maxAccountBytes) {
         throw new AppError(
