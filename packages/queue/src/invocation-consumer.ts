@@ -23,7 +23,23 @@ export interface ConsumerOptions {
   failure(requestId: string, reason: string): InvocationResult;
   /** How long one blocking read waits for a job before it is sent again (ms). */
   blockMs?: number;
+  /**
+   * Own queue only: how long its keys outlive this consumer's latest refresh (each maintenance pass), so a worker
+   * that dies leaves none behind (default `WORKER_QUEUE_TTL_MS`, at least 3 maintenance passes).
+   */
+  ownQueueTtlMs?: number;
+  /**
+   * Own queue only: how long `close()` keeps reading once the queue is empty, for a request a gateway routed here
+   * just before this worker left the live list (default 1 s).
+   */
+  ownQueueQuietMs?: number;
 }
+
+/**
+ * How long a worker's own queue (the requests of the sequences it owns) outlives the worker's latest refresh: a
+ * worker that dies without a clean shutdown leaves its keys behind this long at most.
+ */
+export const WORKER_QUEUE_TTL_MS = 10 * 60_000;
 
 export interface JobContext {
   /** 1 on the first try. */
@@ -47,7 +63,10 @@ export interface InvocationConsumer {
   concurrency: number;
   /** Resolves once the queue's consumer group exists and reads have begun. */
   waitUntilReady(): Promise<void>;
-  /** Stops reading; running jobs finish unless `force` (then they are recovered as stalled elsewhere). */
+  /**
+   * Stops reading; running jobs finish unless `force` (then they are recovered as stalled elsewhere). An own queue
+   * is drained first (every request waiting in it is run: nothing else would) and then deleted, unless `force`.
+   */
   close(force?: boolean): Promise<void>;
   on(event: 'error', listener: (err: Error) => void): this;
 }
@@ -68,6 +87,16 @@ function entryTime(entryId: string): number {
 const IDLE_CONSUMER_MS = 10 * 60_000;
 /** A lease no job outlasts: the maintenance pass's idle bound while it must count nothing as stalled. */
 const NEVER_STALLED_MS = 2 ** 31;
+/**
+ * Deletes a worker's own queue if it holds nothing. KEYS[1] the stream, KEYS[2] its delayed retries (sorted set),
+ * KEYS[3] their jobs (hash). Returns 1 when deleted, 0 when a request is still there (it then expires with the
+ * queue's TTL, WORKER_QUEUE_TTL_MS).
+ */
+const REMOVE_IF_EMPTY = `if redis.call('XLEN', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[2]) == 0 then
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+  return 1
+end
+return 0`;
 /** Most jobs one maintenance pass recovers or promotes. */
 const MAINTAIN_BATCH = 100;
 
@@ -100,6 +129,10 @@ export function createInvocationConsumer(
 
   let concurrency = opts.concurrency;
   let closing = false;
+  /** A forced close was asked for: an own queue's drain stops, and its keys are left to expire. */
+  let forced = false;
+  let draining: Promise<void> | undefined;
+  const ownQueueTtlMs = Math.max(opts.ownQueueTtlMs ?? WORKER_QUEUE_TTL_MS, 3 * opts.stalledIntervalMs);
   /**
    * When a command to Redis last failed (an outage, or a stall past the command timeout). Jobs Redis delivered to
    * this consumer meanwhile may not have reached it yet, so it cannot renew their leases: until a lease has passed
@@ -137,6 +170,11 @@ export function createInvocationConsumer(
     },
     waitUntilReady: () => ready,
     async close(force = false) {
+      if (force) forced = true;
+      if (opts.ownQueue && !forced) {
+        draining ??= drain();
+        await draining;
+      }
       if (!closing) {
         closing = true;
         clearInterval(maintenance);
@@ -150,6 +188,7 @@ export function createInvocationConsumer(
       await reading;
       if (!force) await Promise.all(running);
       clearInterval(renewal);
+      if (opts.ownQueue && !forced) await removeIfEmpty();
     },
     on(event, listener) {
       emitter.on(event, listener);
@@ -160,6 +199,7 @@ export function createInvocationConsumer(
 
   async function read(): Promise<void> {
     await ensureGroup();
+    await refreshExpiry();
     markReady();
     void maintain();
     while (!closing) {
@@ -297,6 +337,8 @@ export function createInvocationConsumer(
       entry,
       Date.now() + delayMs,
     );
+    // The retry's keys may be new: they expire like the queue's.
+    await refreshExpiry();
     // This worker puts it back when due; if it dies first, any worker's maintenance pass does.
     const timer = setTimeout(() => {
       timers.delete(timer);
@@ -304,6 +346,47 @@ export function createInvocationConsumer(
     }, delayMs + 5);
     timer.unref();
     timers.add(timer);
+  }
+
+  /**
+   * An own queue lives while its worker does: each pass pushes its keys' expiry on (a worker's queue is named by
+   * the worker, so a dead one's is never read or cleaned again otherwise).
+   */
+  async function refreshExpiry(): Promise<void> {
+    if (!opts.ownQueue) return;
+    try {
+      await Promise.all([q.stream, q.delayed, q.delayedJobs].map((key) => connection.pexpire(key, ownQueueTtlMs)));
+    } catch (err) {
+      troubleAt = Date.now();
+      if (!isRedisUnavailable(err)) fail(err);
+    }
+  }
+
+  /**
+   * Keeps reading until the own queue holds nothing (waiting, running or due for a retry) and has stayed empty for
+   * `ownQueueQuietMs`. Its worker has left the live list by now (so gateways route its sequences elsewhere), but a
+   * gateway that read the list just before may still be adding a request: this worker holds that sequence's state.
+   */
+  async function drain(): Promise<void> {
+    const quietMs = opts.ownQueueQuietMs ?? 1000;
+    let emptySince: number | undefined;
+    while (!forced) {
+      const held = await Promise.all([connection.xlen(q.stream), connection.zcard(q.delayed)]).then(
+        ([inStream, delayed]) => inStream + delayed,
+        () => 1,
+      );
+      if (held > 0) emptySince = undefined;
+      else {
+        emptySince ??= Date.now();
+        if (Date.now() - emptySince >= quietMs) return;
+      }
+      await pause(50);
+    }
+  }
+
+  /** Deletes a drained own queue (its consumer group with it), unless a request arrived since. */
+  async function removeIfEmpty(): Promise<void> {
+    await connection.eval(REMOVE_IF_EMPTY, 3, q.stream, q.delayed, q.delayedJobs).catch((err: unknown) => fail(err));
   }
 
   async function renew(): Promise<void> {
@@ -321,6 +404,7 @@ export function createInvocationConsumer(
     // This consumer's own leases first, on the same connection: after Redis was away (renewals could not reach
     // it), its running jobs would otherwise look stalled to its own pass and run twice.
     await renew();
+    await refreshExpiry();
     try {
       const failed = await r.nvcfMaintainQueue(
         q.stream,

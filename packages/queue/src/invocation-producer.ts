@@ -1,3 +1,4 @@
+import { WORKER_QUEUE_TTL_MS } from './invocation-consumer.ts';
 import { type InvocationJob, JSON_CONTENT_TYPE } from './job-contract.ts';
 import { type Keys, type QueueKeys, WORKERS_GROUP } from './keys.ts';
 import { withRequestScripts } from './lua-scripts.ts';
@@ -138,6 +139,9 @@ export function createInvocationProducer(
         ? await r.nvcfEnqueueWithInput(record, q.stream, keys.requestInput(job.requestId), ...args, to.input)
         : await r.nvcfEnqueue(record, q.stream, ...args, ...(to.entryBytes ? [to.entryBytes] : []));
       if (queued === -1) throw new QueueBytesError(job.versionId, opts.maxVersionBytes ?? 0);
+      // A worker's own queue expires unless its worker keeps it alive: one this enqueue made anew (the worker
+      // stopped meanwhile) must not stay forever.
+      if (to.worker !== undefined) await connection.pexpire(q.stream, WORKER_QUEUE_TTL_MS, 'NX');
       return queued === 1;
     },
     async accountBytes(account) {

@@ -35,7 +35,8 @@ export interface Keys {
   readonly prefix: string;
   /**
    * A function version's queue; with `workerId`, that worker's own queue for the version: the requests of the
-   * sequences it owns (sequence routing), which must reach the instance that holds their state.
+   * sequences it owns (sequence routing), which must reach the instance that holds their state. A worker's own
+   * queue is TTL'd (`WORKER_QUEUE_TTL_MS`, refreshed while its worker lives) and deleted by its clean shutdown.
    */
   queue(versionId: string, workerId?: string): QueueKeys;
   /** SCAN pattern matching the streams of every worker's own queue of a version. */

@@ -13,7 +13,8 @@ export interface SequenceRouter {
   /**
    * The worker whose own queue a sequence request goes to, or undefined for the version's shared queue. A START
    * picks one of the version's live workers and records it as the sequence's owner (undefined when none is live:
-   * the request waits in the shared queue, as any does); a later request goes to the owner while its record lives.
+   * the request waits in the shared queue, as any does); a later request goes to the owner while its record lives
+   * and the owner is live (else to the shared queue, whose worker refuses it: the sequence's state is gone).
    */
   route(versionId: string, flags: SequenceFlags): Promise<string | undefined>;
 }
@@ -39,8 +40,16 @@ export function createSequenceRouter(
         else await redis.set(key, owner, 'EX', opts.ttlSeconds);
         return owner;
       }
-      if (flags.end) return (await redis.getdel(key)) ?? undefined;
-      return (await redis.getex(key, 'EX', opts.ttlSeconds)) ?? undefined;
+      const owner = flags.end ? await redis.getdel(key) : await redis.getex(key, 'EX', opts.ttlSeconds);
+      if (!owner) return undefined;
+      const [live = []] = await registry.liveWorkers([versionId]);
+      if (live.includes(owner)) return owner;
+      // The owner left (a clean shutdown takes it off the live list before it drains its queue) or died, and the
+      // sequence's state with it. Its queue is read by no one now: the request goes to the shared queue instead,
+      // where a worker answers it as Triton answers a sequence it does not hold (no START), rather than waiting
+      // unanswered.
+      await redis.del(key);
+      return undefined;
     },
   };
 }
