@@ -190,7 +190,11 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     authorizations: createAuthorizationService({
       access,
       store: authorizationStore,
-      onChange: (fid) => functions.invalidate(fid),
+      onChange: (fid) => {
+        functions.invalidate(fid);
+        // Workers serve a repository model to the accounts its function is shared with: they re-check at once.
+        registry.notifyChanged().catch((err: unknown) => log.warn({ err }, 'announcing a sharing change failed'));
+      },
     }),
     functions: createFunctionService(registry, {
       onChange: (fid) => functions.invalidate(fid),

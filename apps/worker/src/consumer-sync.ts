@@ -2,6 +2,7 @@ import type { InferenceCore } from '@nvcf/inference-server';
 import {
   type ContainerSpec,
   createInvocationConsumer,
+  type FunctionAuthorizationStore,
   type FunctionModelSpec,
   type FunctionRegistry,
   type FunctionSecretStore,
@@ -21,6 +22,7 @@ import { readVersionSecrets } from './container/version-secrets.ts';
 import { type createFunctionModelLoader, ownedFunctionModels } from './function-models.ts';
 import { modelConcurrency } from './functions/model-capacity.ts';
 import { modelFunctionVersion } from './functions/model-functions.ts';
+import { repositoryModelAccess } from './functions/repository-model-access.ts';
 import { problemResult } from './inference/problem-result.ts';
 import { createInvocationProcessor, type ProcessorDeps } from './invocation-processor.ts';
 import { type JobMetrics, meteredProcessor } from './job-metrics.ts';
@@ -51,6 +53,8 @@ export interface ConsumerSyncDeps {
   containers: ContainerServers;
   /** Container functions' secrets, handed to their servers. */
   secrets: FunctionSecretStore;
+  /** Repository models' functions' authorized accounts: another account's version is served while it may use one. */
+  authorizations: Pick<FunctionAuthorizationStore, 'get'>;
   /** OpenTelemetry: each job's queue wait and processing as spans of its invocation's trace. */
   tracing?: Tracing;
   /** Each job's queue wait, processing time and outcome, served on the metrics port. */
@@ -196,6 +200,7 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
       for (const fv of containers) {
         if (deps.containers.instance(fv.versionId)?.healthy) wanted.set(fv.versionId, fv);
       }
+      const mayServe = await repositoryModelAccess(versions.filter(isModel), deps.authorizations);
       for (const fv of versions) {
         // Before the model is fetched: a worker pool never downloads the models of versions it does not serve.
         if (!fv.deployment || !serves(fv.versionId) || !isModel(fv)) continue;
@@ -204,7 +209,7 @@ export function createConsumerSync(deps: ConsumerSyncDeps): ConsumerSync {
           if (await deps.functionModels.ensure(fv)) wanted.set(fv.versionId, fv);
           continue;
         }
-        if (here.has(modelKey(fv.model.name, fv.model.version))) wanted.set(fv.versionId, fv);
+        if (here.has(modelKey(fv.model.name, fv.model.version)) && mayServe(fv)) wanted.set(fv.versionId, fv);
       }
       for (const [versionId, fv] of wanted) {
         const concurrency = concurrencyFor(fv);

@@ -1,6 +1,7 @@
 import { startInferenceCore } from '@nvcf/inference-server';
 import {
   createEventStream,
+  createFunctionAuthorizationStore,
   createFunctionRegistry,
   createFunctionSecretStore,
   createKeys,
@@ -76,6 +77,7 @@ export async function startWorker(config: WorkerConfig, logger?: Logger): Promis
     jobMetrics,
     core,
     secrets,
+    authorizations: createFunctionAuthorizationStore(redis, keys),
     registry,
     store,
     keys,

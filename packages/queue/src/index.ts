@@ -1,3 +1,4 @@
+export * from './account-access.ts';
 export * from './api-key-store.ts';
 export * from './asset-store.ts';
 export * from './completion-waiter.ts';

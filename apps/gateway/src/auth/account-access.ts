@@ -1,16 +1,2 @@
-import type { FunctionAuthorizations, FunctionVersion } from '@nvcf/queue';
-
-/**
- * Whether account `ncaId` may see and invoke a function version (NVCF: function permissions): the account that
- * created it, and the accounts it authorized, for every version of the function or for that version.
- *
- * @example
- * accountMayUse('team-b', fv, { function: [{ ncaId: 'team-b' }], versions: {} }); // true: shared with team-b
- */
-export function accountMayUse(ncaId: string, fv: FunctionVersion, parties: FunctionAuthorizations): boolean {
-  return (
-    fv.ncaId === ncaId ||
-    parties.function.some((p) => p.ncaId === ncaId) ||
-    (parties.versions[fv.versionId] ?? []).some((p) => p.ncaId === ncaId)
-  );
-}
+// One rule for the gateway and the workers (which serve a repository model to the accounts that may use it).
+export { accountMayUse } from '@nvcf/queue';

@@ -259,4 +259,59 @@ describe('a repository model belongs to the account that publishes it', () => {
     );
     expect((await create(b, 'wrapped-again', 'model-repository://simple/1')).status).toBe(200);
   });
+
+  it('withdrawing the share stops its workers serving functions built on it; one stored without a share never is', async () => {
+    const unshare = async () => {
+      await json(await call('DELETE', `/v2/nvcf/authorizations/functions/${simple.id}`, ADMIN_KEY));
+      await json(
+        await call('DELETE', `/v2/nvcf/authorizations/functions/${simple.id}/versions/${simple.versionId}`, ADMIN_KEY),
+      );
+    };
+    await unshare();
+    await json(await shareSimple(['team-b']));
+    const built = (await json<{ function: Fn }>(await create(b, 'built-on-simple', 'model-repository://simple/1')))
+      .function;
+    await deploy(b, built);
+    await until(async () => (await statusOf(b, built)) === 'ACTIVE', 'team-b’s function to be served');
+    await json(await pexec(b, built));
+
+    await unshare();
+    await until(
+      async () => !worker.versionIds.includes(built.versionId),
+      'the worker to stop serving team-b’s function',
+    );
+    expect(await statusOf(b, built)).toBe('DEPLOYING');
+    // Within FUNCTION_CACHE_MS the gateway may still queue a call (it waits for a worker); then it refuses it.
+    await until(async () => (await pexec(b, built, 1)).status === 400, 'the gateway to refuse team-b’s calls');
+    expect(await detail(await pexec(b, built))).toBe(`Function id '${built.id}': DEPLOYING function cannot be invoked`);
+
+    // A version naming it without any share, as a gateway before the check stored it, is never served.
+    const publisher = await registry.get(simple.id, simple.versionId);
+    if (!publisher?.model) throw new Error('the worker has not published simple');
+    const stored: FunctionVersion = {
+      ...publisher,
+      id: randomUUID(),
+      versionId: randomUUID(),
+      name: 'wrapped-unshared',
+      ncaId: 'team-b',
+      createdAt: new Date().toISOString(),
+      deployment: { minInstances: 1, maxInstances: 1, maxRequestConcurrency: 1, specifications: [] },
+    };
+    await registry.upsert(stored);
+    await registry.notifyChanged();
+    // The operator's own functions on the model are served throughout (the marker is one).
+    await workerSynced();
+    expect(worker.versionIds).not.toContain(stored.versionId);
+    expect(worker.versionIds).not.toContain(built.versionId);
+
+    // Shared again, team-b's function is served again.
+    await json(await shareSimple(['team-b']));
+    await until(async () => worker.versionIds.includes(built.versionId), 'the worker to serve team-b’s function again');
+    await until(
+      async () => worker.versionIds.includes(stored.versionId),
+      'the stored version, now shared, to be served',
+    );
+    await until(async () => (await statusOf(b, built)) === 'ACTIVE', 'team-b’s function to be ACTIVE again');
+    await json(await pexec(b, built));
+  });
 });

@@ -78,8 +78,9 @@ const createSpec = (versioned: boolean): OperationSpec => ({
   summary: versioned ? 'Create a function version' : 'Create a function',
   description:
     `${versioned ? 'A new version of the function' : 'A new function, with its first version'}, status INACTIVE ` +
-    'until deployed. A model function: `models[0]` names the ONNX model, `model-repository://<name>/<version>` (a ' +
-    'worker must hold it) or `asset://<assetId>` (an uploaded `.onnx` file or a zipped Triton model directory). A ' +
+    'until deployed. A model function: `models[0]` names the ONNX model, `model-repository://<name>/<version>` (one ' +
+    'the workers publish, whose repository function the caller may invoke) or `asset://<assetId>` (an uploaded ' +
+    '`.onnx` file or a zipped Triton model directory). A ' +
     'container function: `containerImage` with `inferenceUrl` (the path pexec calls), `inferencePort`, `healthUri` ' +
     'or `health`, `containerArgs` and `containerEnvironment`; its HTTP server runs beside a worker (a sidecar, or a ' +
     'process the worker starts from `containerArgs`). Helm charts and gRPC health checks are refused.',
