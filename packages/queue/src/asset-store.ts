@@ -12,7 +12,10 @@ export const AssetRecord = z.object({
   description: z.string(),
   createdAt: z.string(),
   ncaId: z.string(),
-  /** The principal that created it (API key id or token subject): the only one who sees it. */
+  /**
+   * The principal that created it, the only one who sees it: the gateway's principal key (kind, account and
+   * subject). Records of earlier releases hold an API key's bare id or a token's bare subject.
+   */
   ownerSubject: z.string(),
   /** Set once bytes were stored (the latest upload when there were several). */
   uploadedAt: z.string().optional(),

@@ -37,15 +37,15 @@ export function assetIds(entries: readonly string[], source: string): string[] {
 
 /**
  * Checks the assets an invocation names and returns their ids (what the worker is to deliver as
- * `NVCF-FUNCTION-ASSET-IDS`). Each must exist and hold uploaded bytes; with `ownerSubject` (the
- * caller's principal subject) it must also be the caller's own.
+ * `NVCF-FUNCTION-ASSET-IDS`). Each must exist and hold uploaded bytes; with `owner` (the caller's
+ * `principalKey`) it must also be the caller's own.
  *
  * @throws AppError INVALID_ARGUMENT (400, not a UUID), NOT_FOUND (404 `NotFound error: failed to find asset <id>`)
  */
 export async function resolveAssetReferences(
   header: string | undefined,
   assets: Pick<AssetService, 'resolve'>,
-  opts: { ownerSubject?: string } = {},
+  opts: { owner?: string } = {},
 ): Promise<string[]> {
   return resolveAssets(parseAssetReferences(header), assets, opts);
 }
@@ -54,9 +54,9 @@ export async function resolveAssetReferences(
 export async function resolveAssets(
   ids: string[],
   assets: Pick<AssetService, 'resolve'>,
-  opts: { ownerSubject?: string } = {},
+  opts: { owner?: string } = {},
 ): Promise<string[]> {
   if (ids.length === 0) return [];
-  await assets.resolve(ids, opts.ownerSubject);
+  await assets.resolve(ids, opts.owner);
   return ids;
 }

@@ -6,6 +6,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
+import { principalKey } from '../auth/principal.ts';
 import { readJsonBody } from '../http/json-body.ts';
 import { describeOperation, jsonContent, jsonResponse, Reason } from '../http/openapi-operation.ts';
 import { headerParam, SIGNED_URL_QUERY, timestamp, uuidPath, uuidString } from '../http/openapi-schemas.ts';
@@ -157,7 +158,7 @@ export function assetRoutes(deps: AssetRouteDeps): Hono<AuthEnv> {
     responses: { 200: jsonResponse('The credential’s assets.', ListAssetsResponse) },
   });
   app.get('/v2/nvcf/assets', list, invoker, async (c) => {
-    return c.json({ assets: (await assets.list(c.get('principal').subject)).map(summary) });
+    return c.json({ assets: (await assets.list(principalKey(c.get('principal')))).map(summary) });
   });
 
   const get = describeOperation({
@@ -170,7 +171,7 @@ export function assetRoutes(deps: AssetRouteDeps): Hono<AuthEnv> {
     problems: { 400: Reason.notUuid, 404: UNKNOWN_ASSET },
   });
   app.get('/v2/nvcf/assets/:assetId', get, invoker, async (c) => {
-    const asset = await assets.get(c.get('principal').subject, assetIdOf(c.req.param('assetId')));
+    const asset = await assets.get(principalKey(c.get('principal')), assetIdOf(c.req.param('assetId')));
     return c.json({ asset: { ...summary(asset), createdAt: asset.createdAt } });
   });
 
@@ -185,7 +186,7 @@ export function assetRoutes(deps: AssetRouteDeps): Hono<AuthEnv> {
     problems: { 400: Reason.notUuid, 404: UNKNOWN_ASSET },
   });
   app.delete('/v2/nvcf/assets/:assetId', remove, invoker, async (c) => {
-    await assets.remove(c.get('principal').subject, assetIdOf(c.req.param('assetId')));
+    await assets.remove(principalKey(c.get('principal')), assetIdOf(c.req.param('assetId')));
     return c.body(null, 204);
   });
 

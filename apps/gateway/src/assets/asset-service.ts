@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { AppError } from '@nvcf/protocol';
 import { AssetQuotaError, type AssetRecord, type AssetStore, assetObjectKey } from '@nvcf/queue';
 import { type ObjectStore, type SigningSecret, signUrl, verifySignedUrl } from '@nvcf/storage';
+import { apiKeyIdOf, type Principal, principalKey } from '../auth/principal.ts';
 
 /** The upload header carrying the description (S3 user metadata `nvcf-asset-description`; NVCF behaviour: assets). */
 export const DESCRIPTION_HEADER = 'x-amz-meta-nvcf-asset-description';
@@ -77,7 +78,7 @@ export interface AssetService {
    * @throws AppError PERMISSION_DENIED when the owner already has `quotaCount` live assets
    */
   create(
-    owner: { subject: string; ncaId: string },
+    owner: Pick<Principal, 'kind' | 'subject' | 'ncaId'>,
     input: { contentType: string; description: string },
     requestOrigin: string,
   ): Promise<CreatedAsset>;
@@ -91,21 +92,30 @@ export interface AssetService {
    * (past the owner's byte quota); nothing is stored either way
    */
   upload(assetId: string, body: Readable, declaredLength?: number): Promise<AssetRecord>;
-  /** The owner's assets. */
-  list(ownerSubject: string): Promise<AssetRecord[]>;
-  /** One of the owner's assets. @throws AppError NOT_FOUND (unknown, or somebody else's) */
-  get(ownerSubject: string, assetId: string): Promise<AssetRecord>;
+  /** The owner's (a `principalKey`) assets, oldest first. */
+  list(owner: string): Promise<AssetRecord[]>;
+  /** One of the owner's (a `principalKey`) assets. @throws AppError NOT_FOUND (unknown, or somebody else's) */
+  get(owner: string, assetId: string): Promise<AssetRecord>;
   /** Deletes the record and the bytes. @throws AppError NOT_FOUND */
-  remove(ownerSubject: string, assetId: string): Promise<void>;
+  remove(owner: string, assetId: string): Promise<void>;
   /**
    * The records of assets named by an invocation, in order; each must exist and hold bytes, and belong
-   * to `ownerSubject` when one is given. @throws AppError NOT_FOUND for the first that does not
+   * to `owner` (a `principalKey`) when one is given. @throws AppError NOT_FOUND for the first that does not
    */
-  resolve(assetIds: readonly string[], ownerSubject?: string): Promise<AssetRecord[]>;
+  resolve(assetIds: readonly string[], owner?: string): Promise<AssetRecord[]>;
   /** Removes the objects of up to `limit` expired assets; how many were removed. */
   sweepExpired(limit?: number): Promise<number>;
   /** Sweeps every `intervalMs` (unref'd timer) until stopped. */
   startSweeper(intervalMs: number, onError: (err: unknown) => void): { stop(): void };
+}
+
+/**
+ * Whether `owner` (a `principalKey`) owns the asset. An API key's assets stored before owners were principal keys
+ * carry its bare id: unique across accounts, so still that key's alone (they expire with the asset TTL). A token's
+ * carry a bare `token:<sub>` that any account's token may have: no longer anybody's.
+ */
+function ownedBy(record: AssetRecord, owner: string): boolean {
+  return record.ownerSubject === owner || record.ownerSubject === apiKeyIdOf(owner);
 }
 
 function checkBaseUrl(url: string): string {
@@ -140,10 +150,10 @@ export function createAssetService(opts: AssetServiceOptions): AssetService {
     [DESCRIPTION_HEADER]: description,
   });
 
-  const owned = async (ownerSubject: string, assetId: string) => {
+  const owned = async (owner: string, assetId: string) => {
     const record = await store.get(assetId);
     // Somebody else's asset is answered exactly like an unknown one.
-    if (!record || record.ownerSubject !== ownerSubject) throw assetNotFound(assetId);
+    if (!record || !ownedBy(record, owner)) throw assetNotFound(assetId);
     return record;
   };
 
@@ -164,7 +174,7 @@ export function createAssetService(opts: AssetServiceOptions): AssetService {
     async create(owner, input, requestOrigin) {
       // An asset belongs to its creator's credential, recorded with its account (NVCF behaviour: assets).
       const record = await store
-        .create({ ...input, ncaId: owner.ncaId, ownerSubject: owner.subject }, quota)
+        .create({ ...input, ncaId: owner.ncaId, ownerSubject: principalKey(owner) }, quota)
         .catch((err: unknown) => {
           throw err instanceof AssetQuotaError ? assetCountQuotaExceeded(err.used) : err;
         });
@@ -244,21 +254,26 @@ export function createAssetService(opts: AssetServiceOptions): AssetService {
       return record;
     },
 
-    list: (ownerSubject) => store.list(ownerSubject),
+    async list(owner) {
+      const legacy = apiKeyIdOf(owner);
+      if (legacy === undefined) return store.list(owner);
+      const [current, before] = await Promise.all([store.list(owner), store.list(legacy)]);
+      return [...current, ...before].sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    },
     get: owned,
 
-    async remove(ownerSubject, assetId) {
-      await owned(ownerSubject, assetId);
+    async remove(owner, assetId) {
+      await owned(owner, assetId);
       // Record first: an upload finishing meanwhile sees it gone and removes its own bytes.
       if (!(await store.delete(assetId))) throw assetNotFound(assetId);
       await objects.delete(assetObjectKey(assetId));
     },
 
-    async resolve(assetIds, ownerSubject) {
+    async resolve(assetIds, owner) {
       const records = await store.getMany(assetIds);
       return assetIds.map((id, i) => {
         const record = records[i];
-        const usable = record?.uploadedAt !== undefined && (!ownerSubject || record.ownerSubject === ownerSubject);
+        const usable = record?.uploadedAt !== undefined && (owner === undefined || ownedBy(record, owner));
         if (!record || !usable) throw assetNotFound(id);
         return record;
       });

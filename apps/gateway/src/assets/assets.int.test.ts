@@ -11,6 +11,7 @@ import { createLocalDirStore, type ObjectStore, signUrl } from '@nvcf/storage';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthenticator } from '../auth/authenticator.ts';
+import { principalKey } from '../auth/principal.ts';
 import { ADMIN_KEY, createHarness, gfetch, type Harness } from '../e2e/harness.ts';
 import { errorToProblem, problemResponse } from '../http/problem-response.ts';
 import { resolveAssetReferences } from './asset-references.ts';
@@ -435,9 +436,10 @@ describe('assets API', () => {
       expect((await problemOf(res)).detail).toBe(`NotFound error: failed to find asset ${mine.assetId}`);
     }
     expect(await gw.objects.exists(assetObjectKey(mine.assetId))).toBe(true);
-    // With the caller's subject, an invocation cannot name another key's asset either.
+    // With the caller as owner, an invocation cannot name another key's asset either.
     const otherId = (await createApiKeyStore(h.redis, createKeys(h.keyPrefix)).verify(otherKey))!.id;
-    await expect(resolveAssetReferences(mine.assetId, gw.assets, { ownerSubject: otherId })).rejects.toMatchObject({
+    const other = principalKey({ kind: 'api-key', subject: otherId, ncaId: 'self-hosted' });
+    await expect(resolveAssetReferences(mine.assetId, gw.assets, { owner: other })).rejects.toMatchObject({
       code: 'NOT_FOUND',
     });
   });

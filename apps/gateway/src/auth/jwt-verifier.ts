@@ -107,8 +107,8 @@ export function createJwtVerifier(opts: JwtOptions, homeNcaId: string): (token: 
     const ncaId = claims.nca_id ?? homeNcaId;
     return {
       kind: 'jwt',
-      // Namespaced: a token whose `sub` equals an API key's id must not share that key's assets and rate
-      // bucket (both are keyed by the subject).
+      // Namespaced, so that logs tell a token's `sub` from an API key's id; what is stored per principal is keyed
+      // by `principalKey` (kind, account and subject).
       subject: `token:${claims.sub}`,
       ncaId,
       homeAccount: ncaId === homeNcaId,

@@ -17,6 +17,30 @@ export interface Principal {
   allowedFunctionIds?: ReadonlySet<string>;
 }
 
+const API_KEY_OWNER = 'api-key:';
+
+/**
+ * The one name under which a principal's own things are stored and compared: the requests it made, its assets, its
+ * Idempotency-Keys, its rate and open-request buckets. It names kind, account and subject together, so that a token
+ * whose `sub` another account's token also carries shares none of them. An API key is named by its id alone: a
+ * random UUID minted for one account, it already names the account (and keeps what keys stored before accounts
+ * were part of the name working). A token is named by its account and subject: any account may mint any `sub`.
+ *
+ * @example
+ * principalKey(apiKey); // 'api-key:6f1c…'
+ * principalKey(token); // 'jwt:team-a:token:ci-job' (the account URI-encoded: it may hold ':')
+ */
+export function principalKey(principal: Pick<Principal, 'kind' | 'subject' | 'ncaId'>): string {
+  return principal.kind === 'api-key'
+    ? `${API_KEY_OWNER}${principal.subject}`
+    : `jwt:${encodeURIComponent(principal.ncaId)}:${principal.subject}`;
+}
+
+/** The API key id a `principalKey` names; undefined for a token's. */
+export function apiKeyIdOf(key: string): string | undefined {
+  return key.startsWith(API_KEY_OWNER) ? key.slice(API_KEY_OWNER.length) : undefined;
+}
+
 /**
  * An operator: every NVCF scope, every function, in the gateway's own account (the bootstrap admin key, or a key
  * made like it). An operator may read anyone's requests and mint keys for other accounts; an account's own admin

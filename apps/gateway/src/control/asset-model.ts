@@ -34,15 +34,15 @@ export interface AssetModelDeps {
  * Makes an uploaded asset the model of a new function version: a bare `.onnx` file, or a zipped Triton
  * model directory (config.pbtxt, labels, `<version>/model.onnx`). Checks it is an ONNX model with a typed
  * graph (a bad file is a 400 now, not a worker that fails later) and keeps a copy that outlives the
- * asset's TTL.
+ * asset's TTL. The asset must be `owner`'s (the creator's `principalKey`).
  */
 export async function modelFromAsset(
   deps: AssetModelDeps,
-  ownerSubject: string,
+  owner: string,
   assetId: string,
   versionId: string,
 ): Promise<FunctionModelSpec> {
-  const record = await deps.assets.get(ownerSubject, assetId);
+  const record = await deps.assets.get(owner, assetId);
   if (!record.uploadedAt)
     throw new AppError('INVALID_ARGUMENT', `Invalid request: asset '${assetId}' has not been uploaded`);
   if ((record.size ?? 0) > deps.maxModelBytes) {

@@ -124,8 +124,8 @@ describe('every route but /health needs a credential', () => {
     const { functions } = (await list.json()) as { functions: { name: string }[] };
     expect(functions.map((f) => f.name)).toEqual(['simple']);
 
-    // A classifier request the admin made, waiting (no worker runs): the restricted key gets 403, and
-    // the result is still there for the admin once a worker ran it.
+    // A classifier request the admin made, waiting (no worker runs): to the restricted key it is an unknown
+    // request (a 404 that names no function), and the result is still there for the admin once a worker ran it.
     await worker.close();
     const req = {
       inputs: [{ name: 'INPUT', datatype: 'FP32', shape: [1, 784], data: Array(784).fill(0.1) }],
@@ -136,7 +136,10 @@ describe('every route but /health needs a credential', () => {
     expect(accepted.status).toBe(202);
     const reqId = accepted.headers.get('nvcf-reqid') ?? '';
     const denied = await fetch(`${gw.url}/v2/nvcf/pexec/status/${reqId}`, { headers: bearer(keys.simpleOnly) });
-    expect(denied.status).toBe(403);
+    expect(denied.status).toBe(404);
+    expect((await problemOf(denied)).detail).toBe(
+      `Request '${reqId}' not found (unknown, expired or already delivered)`,
+    );
     worker = await h.worker();
     const admin = await fetch(`${gw.url}/v2/nvcf/pexec/status/${reqId}`, {
       headers: { ...bearer(ADMIN_KEY), 'nvcf-poll-seconds': '30' },

@@ -110,7 +110,12 @@ describe('cancelling a request', () => {
       body: JSON.stringify(simpleRequest()),
     });
     const reqId = res.headers.get('nvcf-reqid') ?? '';
-    expect((await cancel(reqId, bob)).status).toBe(403);
+    // Another credential's request is unknown to it; a credential without the scope is refused outright.
+    const notFound = await cancel(reqId, bob);
+    expect(notFound.status).toBe(404);
+    expect(((await notFound.json()) as { detail: string }).detail).toBe(
+      `Request '${reqId}' not found (unknown, expired or already delivered)`,
+    );
     expect((await cancel(reqId, reader)).status).toBe(403);
     expect((await cancel(reqId, alice)).status).toBe(204);
 

@@ -5,7 +5,8 @@ import { ADMIN_KEY, createHarness, fnId, type Harness, simpleRequest } from './h
 
 /**
  * A request belongs to the credential that made it (and to an admin): another credential with the same
- * scope can neither take its result, nor read its stream or position, nor cancel its generation.
+ * scope can neither take its result, nor read its stream or position, nor cancel it; to it the request id is
+ * answered exactly as an unknown one.
  */
 let h: Harness;
 let gw: RunningGateway;
@@ -37,23 +38,36 @@ async function accepted(key: string): Promise<string> {
   return res.headers.get('nvcf-reqid') ?? '';
 }
 
+/** Status, headers that tell anything, and body, with the request id written as `<id>`. */
+async function answer(res: Response, requestId: string) {
+  const id = (text: string | null) => text?.replaceAll(requestId, '<id>');
+  const headers = ['content-type', 'nvcf-status', 'nvcf-reqid'].map((h) => [h, id(res.headers.get(h))]);
+  return { status: res.status, headers, body: id(await res.text()) };
+}
+
 describe('a request belongs to whoever made it', () => {
-  it('another credential cannot poll, stream, locate or take it; the owner still gets the result', async () => {
+  it('to another credential it is an unknown request (poll, stream, position, cancel); the owner still gets the result', async () => {
     const reqId = await accepted(alice);
-    const poll = (key: string, headers: Record<string, string> = {}) =>
-      fetch(`${gw.url}/v2/nvcf/pexec/status/${reqId}`, { headers: as(key, headers) });
-    for (const res of [
-      await poll(bob),
-      await poll(bob, { accept: 'text/event-stream' }),
-      await fetch(`${gw.url}/v2/nvcf/queues/${reqId}/position`, { headers: as(bob) }),
-      await fetch(`${gw.url}/v2/nvcf/exec/status/${reqId}`, { headers: as(bob) }),
-    ]) {
-      expect(res.status).toBe(403);
-      expect(((await res.json()) as { detail: string }).detail).toBe(`not allowed to access request '${reqId}'`);
+    const unknown = crypto.randomUUID();
+    const surfaces: [string, (id: string) => string, Record<string, string>][] = [
+      ['GET', (id) => `/v2/nvcf/pexec/status/${id}`, {}],
+      ['GET', (id) => `/v2/nvcf/pexec/status/${id}`, { accept: 'text/event-stream' }],
+      ['GET', (id) => `/v2/nvcf/exec/status/${id}`, {}],
+      ['GET', (id) => `/v2/nvcf/queues/${id}/position`, {}],
+      ['DELETE', (id) => `/v2/nvcf/pexec/status/${id}`, {}],
+    ];
+    for (const [method, path, headers] of surfaces) {
+      const at = async (id: string) =>
+        answer(await fetch(`${gw.url}${path(id)}`, { method, headers: as(bob, headers) }), id);
+      const theirs = await at(reqId);
+      expect(theirs.status, `${method} ${path('')}`).toBe(404);
+      expect(theirs, `${method} ${path('')}`).toEqual(await at(unknown));
     }
     expect((await fetch(`${gw.url}/v2/nvcf/queues/${reqId}/position`, { headers: as(alice) })).status).toBe(200);
     const worker = await h.worker();
-    const mine = await poll(alice, { 'nvcf-poll-seconds': '30' });
+    const mine = await fetch(`${gw.url}/v2/nvcf/pexec/status/${reqId}`, {
+      headers: as(alice, { 'nvcf-poll-seconds': '30' }),
+    });
     expect(mine.status).toBe(200);
     await worker.close();
   });

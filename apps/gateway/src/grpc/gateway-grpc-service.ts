@@ -17,9 +17,9 @@ import { AppError, NvcfHeader } from '@nvcf/protocol';
 import type { FunctionVersion, RateLimiter } from '@nvcf/queue';
 import { type Logger, type Tracing, tracingOff } from '@nvcf/service-kit';
 import type { Authenticator } from '../auth/authenticator.ts';
+import { principalKey } from '../auth/principal.ts';
 import type { FunctionResolver, ResolvedVersion } from '../invocation/function-resolver.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
-import { principalId } from '../invocation/request-access.ts';
 import type { CallAuthorizer } from './call-authorizer.ts';
 import { authorizeCall, type GrpcCaller, metadataHeaders } from './call-context.ts';
 import { toGatewayGrpcError } from './grpc-status.ts';
@@ -119,7 +119,7 @@ export function createGatewayGrpcService(
     const waitUntil = Date.now() + windowMs;
     const caller = await authorized(call.metadata);
     if (deps.limiter) {
-      const { ok, retryAfterSeconds } = await deps.limiter.take(caller.principal.subject);
+      const { ok, retryAfterSeconds } = await deps.limiter.take(principalKey(caller.principal));
       if (!ok) {
         throw new AppError('RESOURCE_EXHAUSTED', 'rate limit exceeded for this credential', { retryAfterSeconds });
       }
@@ -143,7 +143,7 @@ export function createGatewayGrpcService(
     let outcome: Awaited<ReturnType<InvocationService['invoke']>>;
     try {
       outcome = await deps.invocations.invoke({
-        principal: principalId(caller.principal),
+        principal: principalKey(caller.principal),
         ncaId: caller.principal.ncaId,
         directOnly: true,
         respond: 'kserve-grpc',

@@ -1,10 +1,11 @@
 import { AppError } from '@nvcf/protocol';
 import type { MiddlewareHandler } from 'hono';
 import type { AuthEnv } from '../auth/auth-middleware.ts';
+import { principalKey } from '../auth/principal.ts';
 import { nodeResponse } from './after-response.ts';
 
 /**
- * At most `max` open long-polls and event streams per credential on this gateway: each holds a socket,
+ * At most `max` open long-polls and event streams per credential (`principalKey`) on this gateway: each holds a socket,
  * a waiter and (for streams) a Redis read loop for up to an hour, so one client must not be able to
  * hold them all. A call over the cap is a 429 with `Retry-After`; the slot frees when the response is
  * done or the connection drops. 0 disables the cap.
@@ -13,7 +14,7 @@ export function openWaitLimit(max: number): MiddlewareHandler<AuthEnv> {
   const open = new Map<string, number>();
   return async (c, next) => {
     if (max <= 0) return next();
-    const subject = c.get('principal').subject;
+    const subject = principalKey(c.get('principal'));
     const count = open.get(subject) ?? 0;
     if (count >= max) {
       throw new AppError('RESOURCE_EXHAUSTED', `too many open requests for this credential (at most ${max} at once)`, {

@@ -30,7 +30,7 @@ export type InvocationOutcome =
   | { kind: 'unknown'; requestId: string };
 
 export interface InvokeRequest {
-  /** Who invokes (`principalId`): the request's status, stream and position are theirs. */
+  /** Who invokes (`principalKey`): the request's status, stream and position are theirs. */
   principal: string;
   /** The caller's account: only versions it owns or is authorized for are invoked (the resolver's rule). */
   ncaId: string;
@@ -78,12 +78,13 @@ export interface InvocationService {
   follow(requestId: string, pollSeconds: number, signal?: AbortSignal): Waiter;
   /**
    * Long-polls a request. `authorize` is shown the request's function and principal before anything is
-   * read (it throws to refuse), so a caller who may not see a request cannot consume its result.
+   * read (false: answered as an unknown request; or it throws), so a caller who may not see a request cannot
+   * consume its result, nor tell it from one that does not exist.
    */
   status(
     requestId: string,
     pollSeconds: number,
-    opts: { signal?: AbortSignal; authorize: (request: RequestAccess) => void | Promise<void> },
+    opts: { signal?: AbortSignal; authorize: (request: RequestAccess) => Promise<boolean> },
   ): Promise<InvocationOutcome>;
 }
 
@@ -316,7 +317,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
 
     async status(requestId, pollSeconds, opts) {
       const owner = await store.owner(requestId);
-      if (owner) await opts.authorize({ requestId, ...owner });
+      if (owner && !(await opts.authorize({ requestId, ...owner }))) return { kind: 'unknown', requestId };
       return poll(requestId, pollSeconds, opts.signal);
     },
   };

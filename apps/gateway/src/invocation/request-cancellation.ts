@@ -2,7 +2,10 @@ import { PROBLEM_CONTENT_TYPE, problem } from '@nvcf/protocol';
 import type { EventStream, InvocationProducer, RequestStore } from '@nvcf/queue';
 import type { RequestAccess } from './invocation-service.ts';
 
-/** `cancelled`: it is now; `finished`: it had an answer already (kept as it was); `unknown`: no such request. */
+/**
+ * `cancelled`: it is now; `finished`: it had an answer already (kept as it was); `unknown`: no such request, or one
+ * the caller may not see.
+ */
 export type CancelOutcome = 'cancelled' | 'finished' | 'unknown';
 
 export interface RequestCancellation {
@@ -10,9 +13,10 @@ export interface RequestCancellation {
    * Cancels a queued or running request for its owner. Its answer becomes a 499 problem (what every poll, stream
    * and long-poll of it gets from now on, on any gateway); a job still waiting leaves the queue; a running one
    * hears it as it hears a streaming client leave (a decoupled model stops between responses), and whatever it
-   * answers later is discarded. `authorize` is shown the request before anything changes (it throws to refuse).
+   * answers later is discarded. `authorize` is shown the request before anything changes (false: `unknown`; or it
+   * throws).
    */
-  cancel(requestId: string, authorize: (request: RequestAccess) => void | Promise<void>): Promise<CancelOutcome>;
+  cancel(requestId: string, authorize: (request: RequestAccess) => Promise<boolean>): Promise<CancelOutcome>;
 }
 
 export interface RequestCancellationDeps {
@@ -26,8 +30,7 @@ export function createRequestCancellation(deps: RequestCancellationDeps): Reques
   return {
     async cancel(requestId, authorize) {
       const owner = await store.owner(requestId);
-      if (!owner) return 'unknown';
-      await authorize({ requestId, ...owner });
+      if (!owner || !(await authorize({ requestId, ...owner }))) return 'unknown';
       const detail = `request '${requestId}' was cancelled by its owner`;
       const body = problem(499, detail, { source: 'nvcf-gateway', requestId });
       // The answer first: the request store's first writer wins, so a worker finishing at the same moment

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { type AssetService, assetIds, resolveAssets } from '../assets/index.ts';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import { requireFunction } from '../auth/principal.ts';
+import { principalKey, requireFunction } from '../auth/principal.ts';
 import { deliverWhenWritten } from '../http/after-response.ts';
 import { INVOCATION_PROBLEMS } from '../http/openapi-invocation.ts';
 import { describeOperation, jsonContent, jsonResponse, type OperationSpec, Reason } from '../http/openapi-operation.ts';
@@ -20,7 +20,7 @@ import {
 import { parseIdempotencyKey } from '../invocation/idempotency-key.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
-import { principalId, type RequestAccessCheck } from '../invocation/request-access.ts';
+import type { RequestAccessCheck } from '../invocation/request-access.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 import { execEnvelopeResponse, InvokeFunctionResponse } from './exec-envelope.ts';
 
@@ -111,10 +111,11 @@ const statusSpec: OperationSpec = {
   responses: ANSWERS,
   problems: {
     400: `NVCF-POLL-SECONDS not an integer or over 3600. ${Reason.notUuid}`,
-    403:
-      'The request belongs to another credential (an operator, every scope in the gateway’s own account, may read ' +
-      'any), or to a function the credential is not allowed or the caller’s account is no longer authorized for.',
-    404: 'Unknown or expired request, or its result was already delivered.',
+    403: 'The caller’s own request, on a function another account shared with the caller’s and no longer authorizes.',
+    404:
+      'Unknown or expired request, or its result was already delivered; or somebody else’s, or one on a function ' +
+      'the credential is not allowed, answered alike (an operator, every scope in the gateway’s own account, may ' +
+      'read any).',
     429: 'Too many requests: the credential’s rate limit or its open long-polls.',
   },
   problemHeaders: { 404: ['NVCF-REQID'] },
@@ -166,11 +167,11 @@ export function execRoutes(
       parsed.data.requestHeader?.inputAssetReferences ?? [],
       'requestHeader.inputAssetReferences',
     );
-    const assets = await resolveAssets(references, opts.assets, { ownerSubject: c.get('principal').subject });
+    const assets = await resolveAssets(references, opts.assets, { owner: principalKey(c.get('principal')) });
     const idempotency = parseIdempotencyKey(c.req.header('idempotency-key'), { functionId, versionId, body });
     const outcome = await service.invoke({
       ...(idempotency ? { idempotency } : {}),
-      principal: principalId(c.get('principal')),
+      principal: principalKey(c.get('principal')),
       ncaId: c.get('principal').ncaId,
       functionId,
       versionId,

@@ -10,7 +10,7 @@ import { type Context, Hono } from 'hono';
 import type { DescribeRouteOptions } from 'hono-openapi';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import { mayAccessFunction, requireFunction } from '../auth/principal.ts';
+import { mayAccessFunction, principalKey, requireFunction } from '../auth/principal.ts';
 import { type FunctionAccess, VISIBILITIES, type Visibility } from '../control/function-access.ts';
 import type { FunctionService } from '../control/function-service.ts';
 import { readJsonBody } from '../http/json-body.ts';
@@ -235,16 +235,20 @@ export function functionRoutes(
   const register = requireAuth(auth, 'register_function');
   app.post('/v2/nvcf/functions', describeOperation(createSpec(false)), register, async (c) => {
     const req = parseControlRequest(CreateFunctionBody, await readJsonBody(c.req.raw));
-    const { subject, ncaId } = c.get('principal');
-    // A function belongs to its creator's account.
-    const fv = await functions.create(req, { ownerSubject: subject, ncaId });
+    const principal = c.get('principal');
+    // A function belongs to its creator's account; an asset model must be the creator's own.
+    const fv = await functions.create(req, { ownerSubject: principalKey(principal), ncaId: principal.ncaId });
     return c.json({ function: functionDto(fv, []) });
   });
   app.post('/v2/nvcf/functions/:functionId/versions', describeOperation(createSpec(true)), register, async (c) => {
     const { functionId } = await owned(c);
     const req = parseControlRequest(CreateFunctionBody, await readJsonBody(c.req.raw));
-    const { subject, ncaId } = c.get('principal');
-    const fv = await functions.create(req, { functionId, ownerSubject: subject, ncaId });
+    const principal = c.get('principal');
+    const fv = await functions.create(req, {
+      functionId,
+      ownerSubject: principalKey(principal),
+      ncaId: principal.ncaId,
+    });
     return c.json({ function: functionDto(fv, []) });
   });
 

@@ -4,7 +4,7 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { type AssetService, resolveAssetReferences } from '../assets/index.ts';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import { requireFunction } from '../auth/principal.ts';
+import { principalKey, requireFunction } from '../auth/principal.ts';
 import { deliverWhenWritten } from '../http/after-response.ts';
 import {
   type EventStreamDeps,
@@ -21,7 +21,7 @@ import { forwardedHeaderNames, forwardedHeaders } from '../invocation/forwarded-
 import { parseIdempotencyKey } from '../invocation/idempotency-key.ts';
 import type { InvocationService, RequestAccess } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
-import { principalId, type RequestAccessCheck } from '../invocation/request-access.ts';
+import type { RequestAccessCheck } from '../invocation/request-access.ts';
 import { parseInvocationBody } from '../invocation/request-body.ts';
 import type { RequestCancellation } from '../invocation/request-cancellation.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
@@ -99,10 +99,11 @@ const statusSpec: OperationSpec = {
   responses: INVOCATION_RESPONSES,
   problems: {
     400: `NVCF-POLL-SECONDS not an integer or over 3600. ${Reason.notUuid} Or: ${INVOCATION_PROBLEMS.refused}`,
-    403:
-      'The request belongs to another credential (an operator, every scope in the gateway’s own account, may read ' +
-      'any), or to a function the credential is not allowed or the caller’s account is no longer authorized for.',
-    404: 'Unknown or expired request, or its result was already delivered.',
+    403: 'The caller’s own request, on a function another account shared with the caller’s and no longer authorizes.',
+    404:
+      'Unknown or expired request, or its result was already delivered; or somebody else’s, or one on a function ' +
+      'the credential is not allowed, answered alike (an operator, every scope in the gateway’s own account, may ' +
+      'read any).',
     429: 'Too many requests: the credential’s rate limit or its open long-polls and streams.',
     499: INVOCATION_PROBLEMS.cancelled,
     500: INVOCATION_PROBLEMS.failed,
@@ -123,10 +124,10 @@ const cancelSpec: OperationSpec = {
   responses: { 204: { description: 'Cancelled.', headers: responseHeaders(['NVCF-REQID']) } },
   problems: {
     400: Reason.notUuid,
-    403:
-      'The request belongs to another credential (an operator may cancel any), or to a function the caller’s ' +
-      'account is no longer authorized for.',
-    404: 'Unknown or expired request, or its result was already delivered.',
+    403: 'The caller’s own request, on a function another account shared with the caller’s and no longer authorizes.',
+    404:
+      'Unknown or expired request, or its result was already delivered; or somebody else’s, answered alike (an ' +
+      'operator may cancel any).',
     409: 'The request already has its answer.',
     429: 'The credential’s rate limit.',
   },
@@ -182,10 +183,10 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     const idempotency = parseIdempotencyKey(c.req.header('idempotency-key'), { functionId, versionId, body });
     // Unknown or foreign assets are a 404 before anything is queued (NVCF behaviour: assets).
     const assetIds = await resolveAssetReferences(c.req.header('nvcf-input-asset-references'), opts.assets, {
-      ownerSubject: c.get('principal').subject,
+      owner: principalKey(c.get('principal')),
     });
     const headers = forwardedHeaders(c.req.raw.headers, forwardNames);
-    const principal = principalId(c.get('principal'));
+    const principal = principalKey(c.get('principal'));
     const call = {
       body,
       principal,
@@ -243,7 +244,10 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
       // last event it got (a pexec POST is a new request: it always reads from the start).
       const after = parseLastEventId(c.req.header('last-event-id'));
       const owner = await opts.streaming.store.owner(requestId);
-      if (owner) await authorize({ requestId, ...owner });
+      // Someone else's request is answered as an unknown one (what the stream below answers for that).
+      if (owner && !(await authorize({ requestId, ...owner }))) {
+        return invocationResponse({ kind: 'unknown', requestId }, c.req.path, resultUrl(c));
+      }
       const waiter = service.follow(requestId, pollSeconds, c.req.raw.signal);
       // A client resuming (Last-Event-ID) takes charge of the request: the stream it dropped no longer
       // cancels it once the grace is over, and its own leaving now does.

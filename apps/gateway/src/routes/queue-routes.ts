@@ -122,17 +122,19 @@ export function queueRoutes(deps: QueueRouteDeps): Hono<AuthEnv> {
     responses: { 200: jsonResponse('Where the request stands.', GetPositionInQueueResponse) },
     problems: {
       400: Reason.notUuid,
-      403:
-        'The request belongs to another credential (an operator may read any), or to a function the caller’s ' +
-        'account is no longer authorized for.',
-      404: 'Unknown or expired request, or one no longer queued (answered).',
+      403: 'The caller’s own request, on a function another account shared with the caller’s and no longer authorizes.',
+      404:
+        'Unknown or expired request, or one no longer queued (answered); or somebody else’s, answered alike (an ' +
+        'operator may read any).',
     },
   });
   app.get('/v2/nvcf/queues/:requestId/position', position, reader, async (c) => {
     const requestId = uuidParam('requestId', c.req.param('requestId'));
     const owner = await deps.store.owner(requestId);
-    if (!owner) throw new AppError('NOT_FOUND', `Request '${requestId}' not found`);
-    await deps.requestAccess(c.get('principal'), { requestId, ...owner });
+    // Someone else's request is answered as an unknown one.
+    if (!owner || !(await deps.requestAccess(c.get('principal'), { requestId, ...owner }))) {
+      throw new AppError('NOT_FOUND', `Request '${requestId}' not found`);
+    }
     const position = await deps.producer.position(owner.versionId, requestId);
     if (position === undefined) throw new AppError('NOT_FOUND', `Request '${requestId}' is no longer queued`);
     return c.json({
