@@ -1,3 +1,4 @@
+import { createApiKeyStore, createAssetStore, createKeys } from '@nvcf/queue';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcClient, int32Bytes } from '../grpc/grpc-test-fixture.ts';
@@ -230,6 +231,30 @@ describe('the same sub in two accounts is two principals', () => {
       expect(mine.error.code).not.toBe(8);
     } finally {
       client.close();
+    }
+  });
+});
+
+describe('assets stored by the release before (owner: the bare subject)', () => {
+  it('an API key’s stay its own; a token’s are nobody’s, in either account', async () => {
+    const assets = createAssetStore(h.redis, createKeys(h.keyPrefix));
+    const keyStore = createApiKeyStore(h.redis, createKeys(h.keyPrefix));
+    const { key, record } = await keyStore.create({ name: 'before', scopes: ['invoke_function'], ncaId: 'team-b' });
+    const old = { contentType: 'text/plain', description: 'before', ncaId: 'team-b' };
+    const keys = await assets.create({ ...old, ownerSubject: record.id });
+    const tokens = await assets.create({ ...old, ownerSubject: 'token:legacy-job' });
+    const listed = async (credential: string) =>
+      (
+        (await (await fetch(`${gw.url}/v2/nvcf/assets`, { headers: as(credential) })).json()) as {
+          assets: { assetId: string }[];
+        }
+      ).assets.map((x) => x.assetId);
+    expect(await listed(key)).toEqual([keys.assetId]);
+    expect((await fetch(`${gw.url}/v2/nvcf/assets/${keys.assetId}`, { headers: as(key) })).status).toBe(200);
+    for (const account of ['team-a', 'team-b']) {
+      const t = await token(account, 'legacy-job');
+      expect(await listed(t)).toEqual([]);
+      expect((await fetch(`${gw.url}/v2/nvcf/assets/${tokens.assetId}`, { headers: as(t) })).status).toBe(404);
     }
   });
 });
