@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
-import { AppError, parseControlRequest } from '@nvcf/protocol';
+import { AppError, isPrintableText, NON_PRINTABLE_MESSAGE, parseControlRequest } from '@nvcf/protocol';
 import type { AssetRecord } from '@nvcf/queue';
 import { Hono } from 'hono';
 import { z } from 'zod';
@@ -19,9 +19,6 @@ export interface AssetRouteDeps {
 }
 
 // Both values travel back as HTTP header values on the upload: printable text only.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
-
 export const CreateAssetRequest = z
   .object({
     contentType: z
@@ -34,7 +31,8 @@ export const CreateAssetRequest = z
       .string()
       .trim()
       .max(2048)
-      .refine((s) => !CONTROL.test(s), 'must not contain control characters')
+      // Listed to other principals' terminals and pages: C1 controls and bidi overrides are refused too.
+      .refine(isPrintableText, NON_PRINTABLE_MESSAGE)
       .default(''),
   })
   .meta({ id: 'CreateAssetRequest' });

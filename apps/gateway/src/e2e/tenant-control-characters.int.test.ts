@@ -46,7 +46,14 @@ beforeAll(async () => {
     body: JSON.stringify({
       name: 'bob',
       ncaId: 'team-b',
-      scopes: ['manage_keys', 'list_functions', 'register_function', 'update_function', 'deploy_function'],
+      scopes: [
+        'manage_keys',
+        'invoke_function',
+        'list_functions',
+        'register_function',
+        'update_function',
+        'deploy_function',
+      ],
     }),
   });
   expect(res.status).toBe(201);
@@ -101,6 +108,15 @@ describe('tenant-set names and text refuse non-printable characters', () => {
       functions: { description: string; tags: string[] }[];
     };
     expect(functions.map((f) => [f.description, f.tags])).toEqual([['fine', ['x']]]);
+  });
+
+  it('asset descriptions', async () => {
+    for (const description of HOSTILE) {
+      const res = await call('POST', '/v2/nvcf/assets', b, { contentType: 'image/png', description });
+      expect(await refusal(res)).toMatch(/'description' must not contain control characters/);
+    }
+    const fine = await call('POST', '/v2/nvcf/assets', b, { contentType: 'image/png', description: 'Zoë’s picture' });
+    expect(fine.status, await fine.clone().text()).toBe(200);
   });
 
   it('deployment specifications: gpu, instanceType and backend', async () => {
