@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { generateExampleRepository } from '@nvcf/models';
+import { NVCF_SCOPES } from '@nvcf/protocol';
 import {
   createApiKeyStore,
   createFunctionRegistry,
@@ -72,6 +73,29 @@ export const SECRETS_KEY = Buffer.from(crypto.getRandomValues(new Uint8Array(32)
 /** Every harness gateway starts with this key holding every scope (NVCF_BOOTSTRAP_ADMIN_KEY). */
 export const ADMIN_KEY = `nvapi-test-${crypto.randomUUID()}`;
 export const adminAuth = { authorization: `Bearer ${ADMIN_KEY}` };
+
+/**
+ * A second account's key, minted by the operator (the bootstrap admin): by default that account's own admin, every
+ * NVCF scope plus `manage_keys`. The attacker of the hostile-tenant tests.
+ */
+export async function accountKey(
+  gatewayUrl: string,
+  ncaId: string,
+  opts: { name?: string; scopes?: readonly string[] } = {},
+): Promise<string> {
+  const res = await gfetch(`${gatewayUrl}/v2/nvcf/keys`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: opts.name ?? `${ncaId}-admin`,
+      ncaId,
+      scopes: opts.scopes ?? [...NVCF_SCOPES, 'manage_keys'],
+    }),
+  });
+  const text = await res.text();
+  if (res.status !== 201) throw new Error(`minting a key for ${ncaId}: ${res.status} ${text}`);
+  return (JSON.parse(text) as { value: string }).value;
+}
 
 /** fetch with the admin credential added: the gateway's every route but /health needs one. */
 export function gfetch(url: string, init: RequestInit = {}): Promise<Response> {

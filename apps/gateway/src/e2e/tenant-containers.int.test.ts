@@ -17,7 +17,7 @@ import {
   tempDir,
   until,
 } from './container-harness.ts';
-import { createHarness, gfetch, type Harness } from './harness.ts';
+import { accountKey, createHarness, type Harness } from './harness.ts';
 
 /**
  * A hostile second account against container functions: its `containerArgs` must never run on a shared worker
@@ -41,17 +41,7 @@ beforeAll(async () => {
   open = await serverWritableDir(work.path, 'open');
   runtime = await echoRuntime();
   gw = await h.gateway();
-  const res = await gfetch(`${gw.url}/v2/nvcf/keys`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      name: 'team-b-admin',
-      ncaId: 'team-b',
-      scopes: ['register_function', 'deploy_function', 'list_functions', 'invoke_function', 'manage_keys'],
-    }),
-  });
-  expect(res.status, await res.clone().text()).toBe(201);
-  teamB = ((await res.json()) as { value: string }).value;
+  teamB = await accountKey(gw.url, 'team-b');
   internal = createServer((_req, reply) => {
     internalHits++;
     reply.end('internal');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
-import { createHarness, gfetch, type Harness } from './harness.ts';
+import { accountKey, createHarness, type Harness } from './harness.ts';
 
 /**
  * Names and text a tenant sets are shown to others: an operator's `nvcf keys list`, the console, a shared
@@ -40,24 +40,17 @@ const containerFunction = (name: string, extra: object = {}) => ({
 beforeAll(async () => {
   h = await createHarness();
   gw = await h.gateway();
-  const res = await gfetch(`${gw.url}/v2/nvcf/keys`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      name: 'bob',
-      ncaId: 'team-b',
-      scopes: [
-        'manage_keys',
-        'invoke_function',
-        'list_functions',
-        'register_function',
-        'update_function',
-        'deploy_function',
-      ],
-    }),
+  b = await accountKey(gw.url, 'team-b', {
+    name: 'bob',
+    scopes: [
+      'manage_keys',
+      'invoke_function',
+      'list_functions',
+      'register_function',
+      'update_function',
+      'deploy_function',
+    ],
   });
-  expect(res.status).toBe(201);
-  b = ((await res.json()) as { value: string }).value;
 });
 afterAll(async () => {
   await h?.close();

@@ -6,7 +6,7 @@ import { createFunctionRegistry, createKeys, type FunctionRegistry, type Functio
 import type { RunningWorker } from '@nvcf/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../server.ts';
-import { ADMIN_KEY, createHarness, fnId, gfetch, type Harness, simpleRequest, verId } from './harness.ts';
+import { ADMIN_KEY, accountKey, createHarness, fnId, type Harness, simpleRequest, verId } from './harness.ts';
 
 /**
  * Models belong to an account. An uploaded model (`asset://…`, kept as `fv-<versionId>`) is its version's alone:
@@ -139,22 +139,18 @@ beforeAll(async () => {
   gw = await h.gateway();
   worker = await h.worker();
   registry = createFunctionRegistry(h.redis, createKeys(h.keyPrefix));
-  const scopes = [
-    'invoke_function',
-    'list_functions',
-    'register_function',
-    'update_function',
-    'delete_function',
-    'deploy_function',
-    'authorize_clients',
-    'manage_keys',
-  ];
-  const key = await gfetch(`${gw.url}/v2/nvcf/keys`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'team-b-admin', scopes, ncaId: 'team-b' }),
+  b = await accountKey(gw.url, 'team-b', {
+    scopes: [
+      'invoke_function',
+      'list_functions',
+      'register_function',
+      'update_function',
+      'delete_function',
+      'deploy_function',
+      'authorize_clients',
+      'manage_keys',
+    ],
   });
-  b = (await json<{ value: string }>(key, 201)).value;
 });
 afterAll(async () => {
   await h?.close();
