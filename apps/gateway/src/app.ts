@@ -1,17 +1,10 @@
-import type {
-  ApiKeyStore,
-  FunctionRegistry,
-  InvocationProducer,
-  Keys,
-  RateLimiter,
-  RedisClient,
-  RequestStore,
-} from '@nvcf/queue';
+import type { ApiKeyStore, FunctionRegistry, InvocationProducer, Keys, RedisClient, RequestStore } from '@nvcf/queue';
 import { accessLog, type Logger, type Tracing, tracingOff } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { every } from 'hono/combine';
 import { type AssetService, assetRoutes } from './assets/index.ts';
 import type { Authenticator } from './auth/authenticator.ts';
+import type { CallerLimiter } from './auth/caller-limiter.ts';
 import { consoleRoutes } from './console/console-routes.ts';
 import type { AuthorizationService } from './control/authorization-service.ts';
 import type { FunctionAccess } from './control/function-access.ts';
@@ -56,7 +49,7 @@ export interface GatewayAppDeps {
   keys: Keys;
   producer: InvocationProducer;
   store: RequestStore;
-  limiter: RateLimiter;
+  limiter: CallerLimiter;
   invocations: InvocationService;
   cancellation: RequestCancellation;
   auth: Authenticator;

@@ -48,6 +48,7 @@ export const GatewayEnvFields = z.object({
   MAX_QUEUE_BYTES_PER_VERSION: envInt(256 * 1024 * 1024, 0),
   MAX_QUEUE_BYTES_PER_ACCOUNT: envInt(128 * 1024 * 1024, 0),
   RATE_LIMIT_PER_MINUTE: envInt(6000, 0),
+  RATE_LIMIT_PER_ACCOUNT_PER_MINUTE: envInt(30_000, 0),
   MAX_OPEN_REQUESTS_PER_CREDENTIAL: envInt(256, 0),
   GATEWAY_BODY_TIMEOUT_MS: envInt(60_000, 1000, 3_600_000),
   ...objectStoreEnv,
@@ -118,6 +119,8 @@ export interface GatewayConfig {
   maxQueueBytesPerAccount: number;
   /** Calls (invocations, polls, streams) per credential per minute before 429 (0: unlimited). */
   rateLimitPerMinute: number;
+  /** Calls per account per minute, all its credentials together (0: unlimited). */
+  rateLimitPerAccountPerMinute: number;
   /** Open long-polls and event streams per credential on one gateway before 429 (0: unlimited). */
   maxOpenRequestsPerCredential: number;
   /** A request whose headers and body have not all arrived by then is answered 408 and closed. */
@@ -190,6 +193,7 @@ export function toGatewayConfig(env: GatewayEnv): GatewayConfig {
     maxQueueBytesPerVersion: env.MAX_QUEUE_BYTES_PER_VERSION,
     maxQueueBytesPerAccount: env.MAX_QUEUE_BYTES_PER_ACCOUNT,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+    rateLimitPerAccountPerMinute: env.RATE_LIMIT_PER_ACCOUNT_PER_MINUTE,
     maxOpenRequestsPerCredential: env.MAX_OPEN_REQUESTS_PER_CREDENTIAL,
     bodyTimeoutMs: env.GATEWAY_BODY_TIMEOUT_MS,
     objectStore: objectStoreConfig(env),

@@ -27,6 +27,7 @@ import { openObjectStore } from '@nvcf/storage';
 import { createGatewayApp } from './app.ts';
 import { createAssetService, urlSigningSecret } from './assets/index.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
+import { createCallerLimiter } from './auth/caller-limiter.ts';
 import type { GatewayConfig } from './config.ts';
 import { indexAccounts } from './control/account-index.ts';
 import { createAuthorizationService } from './control/authorization-service.ts';
@@ -162,7 +163,10 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
       log.warn({ err }, 'rotating function secrets to NVCF_SECRETS_KEY failed; it is tried again at the next start'),
     );
   }
-  const limiter = createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 });
+  const limiter = createCallerLimiter(
+    createRateLimiter(redis, keys, { limit: config.rateLimitPerMinute, windowSeconds: 60 }),
+    createRateLimiter(redis, keys, { limit: config.rateLimitPerAccountPerMinute, windowSeconds: 60 }),
+  );
   const events = createEventStream(redis, keys, { ttlSeconds: config.requestTtlSeconds });
   const app = createGatewayApp({
     tracing,

@@ -14,9 +14,10 @@ import {
   unary,
 } from '@nvcf/kserve-grpc';
 import { AppError, NvcfHeader } from '@nvcf/protocol';
-import type { FunctionVersion, RateLimiter } from '@nvcf/queue';
+import type { FunctionVersion } from '@nvcf/queue';
 import { type Logger, type Tracing, tracingOff } from '@nvcf/service-kit';
 import type { Authenticator } from '../auth/authenticator.ts';
+import type { CallerLimiter } from '../auth/caller-limiter.ts';
 import { principalKey } from '../auth/principal.ts';
 import type { FunctionResolver, ResolvedVersion } from '../invocation/function-resolver.ts';
 import type { InvocationService } from '../invocation/invocation-service.ts';
@@ -33,7 +34,7 @@ export interface GatewayGrpcDeps {
   /** The pexec invocation path: a ModelInfer is one invocation, queued and answered the same way. */
   invocations: InvocationService;
   /** pexec's per-credential limit, applied to ModelInfer (not to the metadata RPCs); absent: none. */
-  limiter?: RateLimiter;
+  limiter?: CallerLimiter;
   logger?: Logger;
   /** The server's interceptor verdicts (gateway-grpc-server.ts); absent, each RPC authorizes itself. */
   authorizer?: CallAuthorizer;
@@ -118,12 +119,7 @@ export function createGatewayGrpcService(
     const windowMs = waitWindowMs(call.getDeadline(), defaultWaitMs);
     const waitUntil = Date.now() + windowMs;
     const caller = await authorized(call.metadata);
-    if (deps.limiter) {
-      const { ok, retryAfterSeconds } = await deps.limiter.take(principalKey(caller.principal));
-      if (!ok) {
-        throw new AppError('RESOURCE_EXHAUSTED', 'rate limit exceeded for this credential', { retryAfterSeconds });
-      }
-    }
+    await deps.limiter?.take(caller.principal);
     // One pick of the version for both the model check and the invocation.
     const { fv } = await deps.functions.resolve(caller.functionId, caller.versionId, caller.principal.ncaId);
     const request = decodeModelInferRequest(msg, decodeOpts);

@@ -47,7 +47,8 @@ export const INVOCATION_PROBLEMS = {
     'The function refused the request (`urn:inference-service:…`: wrong datatype, shape, element count, missing or ' +
     'unknown input or output).',
   tooMany:
-    'Too many requests: the credential’s rate limit (RATE_LIMIT_PER_MINUTE), its open long-polls and streams ' +
+    'Too many requests: the credential’s or its account’s rate limit (RATE_LIMIT_PER_MINUTE, ' +
+    'RATE_LIMIT_PER_ACCOUNT_PER_MINUTE), its open long-polls and streams ' +
     '(MAX_OPEN_REQUESTS_PER_CREDENTIAL), the version’s queue is full (MAX_QUEUE_DEPTH), or the bytes waiting in ' +
     'the queues reach the account’s or the version’s bound (MAX_QUEUE_BYTES_PER_ACCOUNT, MAX_QUEUE_BYTES_PER_VERSION).',
 } as const;
