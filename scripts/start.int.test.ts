@@ -63,7 +63,9 @@ afterAll(async () => {
 });
 
 describe('bash scripts/nvcf.sh start', () => {
-  it('listens on loopback only, unless GATEWAY_HOST / WORKER_HOST say otherwise', { timeout: 120_000 }, async () => {
+  it("listens on loopback only, unless GATEWAY_HOST / WORKER_HOST say otherwise; the worker gets none of the gateway's credentials", {
+    timeout: 120_000,
+  }, async () => {
     const { GATEWAY_HOST: _g, WORKER_HOST: _w, ...env } = process.env;
     start = spawn(process.execPath, [join(root, 'scripts/start.ts')], {
       cwd: root,
@@ -83,6 +85,7 @@ describe('bash scripts/nvcf.sh start', () => {
         METRICS_PORT: '0',
         NVCF_BOOTSTRAP_ADMIN_KEY: `nvapi-${'a'.repeat(43)}`,
         URL_SIGNING_SECRET: 'b'.repeat(43),
+        NVCF_JWT_SECRET: 'c'.repeat(43),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -108,5 +111,18 @@ describe('bash scripts/nvcf.sh start', () => {
     for (const address of gateway) expect(address).toMatch(/^127\.0\.0\.2:\d+$/);
     for (const address of worker) expect(address).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(output).toMatch(/NVCF gateway {3}http:\/\/127\.0\.0\.2:0 /);
+
+    // What a worker runs can read its environment at worst: the gateway's credentials are not in it.
+    const credentials = (pid: string | undefined) =>
+      readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .filter((e) => /^(NVCF_BOOTSTRAP_ADMIN_KEY|URL_SIGNING_SECRET|NVCF_JWT_SECRET)=/.test(e))
+        .map((e) => e.split('=')[0]);
+    expect(credentials(pidOf('worker', 'worker ready'))).toEqual([]);
+    expect(credentials(pidOf('gateway', 'gateway metrics listening')).sort()).toEqual([
+      'NVCF_BOOTSTRAP_ADMIN_KEY',
+      'NVCF_JWT_SECRET',
+      'URL_SIGNING_SECRET',
+    ]);
   });
 });

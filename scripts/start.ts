@@ -56,18 +56,21 @@ const urlSigningSecret =
     : randomBytes(32).toString('base64url'));
 if (!process.env.URL_SIGNING_SECRET) writeFileSync(signingSecretFile, `${urlSigningSecret}\n`, { mode: 0o600 });
 
-const env = {
+const shared = {
   ...process.env,
   REDIS_URL: redis.url,
   MODEL_REPOSITORY: modelRepository,
   GATEWAY_HOST: gatewayHost,
   GATEWAY_PORT: gatewayPort,
   WORKER_HOST: workerHost,
-  NVCF_BOOTSTRAP_ADMIN_KEY: adminKey,
-  URL_SIGNING_SECRET: urlSigningSecret,
 };
+/** The gateway's own credentials: a worker needs none of them, and what it runs must not find them in its environment. */
+const GATEWAY_ONLY = ['NVCF_BOOTSTRAP_ADMIN_KEY', 'URL_SIGNING_SECRET', 'NVCF_JWT_SECRET'] as const;
+const gatewayEnv = { ...shared, NVCF_BOOTSTRAP_ADMIN_KEY: adminKey, URL_SIGNING_SECRET: urlSigningSecret };
+const workerEnv: NodeJS.ProcessEnv = { ...shared };
+for (const name of GATEWAY_ONLY) delete workerEnv[name];
 const children: ChildProcess[] = [];
-const launch = (name: string, script: string) => {
+const launch = (name: string, script: string, env: NodeJS.ProcessEnv) => {
   const child = spawn(process.execPath, [resolve(root, script)], { env, stdio: ['ignore', 'inherit', 'inherit'] });
   child.on('exit', (code, signal) => {
     if (!stopping) {
@@ -98,8 +101,8 @@ async function stop(code: number): Promise<void> {
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 
-launch('worker', 'apps/worker/src/main.ts');
-launch('gateway', 'apps/gateway/src/main.ts');
+launch('worker', 'apps/worker/src/main.ts', workerEnv);
+launch('gateway', 'apps/gateway/src/main.ts', gatewayEnv);
 
 process.stderr.write(
   [
