@@ -30,12 +30,12 @@ export interface FunctionModelLoaderDeps {
  * Whether a version's model is its own upload (`fv-<its versionId>`). A version naming another's `fv-…` model (one
  * stored by a gateway that let it) is never served: the model belongs to the version that uploaded it.
  */
-const servesOwnModel = (fv: FunctionVersion & { model: FunctionModelSpec }) =>
-  fv.model.name === functionModelName(fv.versionId);
+const servesOwnModel = (fv: Pick<FunctionVersion, 'versionId' | 'model'>) =>
+  fv.model?.name === functionModelName(fv.versionId);
 
 /** The uploaded models some version owns: every other `fv-…` directory is a deleted version's. */
 export const ownedFunctionModels = (versions: readonly FunctionVersion[]): Set<string> =>
-  new Set(versions.flatMap((fv) => (fv.model?.name === functionModelName(fv.versionId) ? [fv.model.name] : [])));
+  new Set(versions.flatMap((fv) => (fv.model && servesOwnModel(fv) ? [fv.model.name] : [])));
 
 /**
  * Brings a deployed function's own model (uploaded as an asset) into this worker: fetched from the shared

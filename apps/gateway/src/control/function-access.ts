@@ -1,6 +1,10 @@
 import { AppError } from '@nvcf/protocol';
-import type { FunctionAuthorizationStore, FunctionRegistry, FunctionVersion } from '@nvcf/queue';
-import { accountMayUse } from '../auth/account-access.ts';
+import {
+  accountMayUse,
+  type FunctionAuthorizationStore,
+  type FunctionRegistry,
+  type FunctionVersion,
+} from '@nvcf/queue';
 
 /**
  * `GET /v2/nvcf/functions?visibility=` (NVCF: function permissions): `private` the account's own functions,

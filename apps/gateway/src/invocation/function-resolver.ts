@@ -1,11 +1,11 @@
 import { AppError, type FunctionStatus, functionStatus, isInvocable } from '@nvcf/protocol';
-import type {
-  FunctionAuthorizationStore,
-  FunctionAuthorizations,
-  FunctionRegistry,
-  FunctionVersion,
+import {
+  accountMayUse,
+  type FunctionAuthorizationStore,
+  type FunctionAuthorizations,
+  type FunctionRegistry,
+  type FunctionVersion,
 } from '@nvcf/queue';
-import { accountMayUse } from '../auth/account-access.ts';
 
 export interface ResolvedVersion {
   fv: FunctionVersion;

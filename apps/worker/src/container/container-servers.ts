@@ -1,5 +1,6 @@
 import { chown, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseServerPath } from '@nvcf/protocol';
 import type { ContainerSpec, FunctionVersion, SecretValues } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import { freePort } from '@nvcf/service-kit';
@@ -146,10 +147,7 @@ export function createContainerServers(opts: ContainerServersOptions): Container
   /** Why this worker does not serve a listed version, or undefined when it may. */
   function refusalOf(fv: FunctionVersion & { container: ContainerSpec }): string | undefined {
     // Versions stored before the gateway refused anything but a path are still read: never resolved elsewhere.
-    if (
-      !serverUrl(new URL('http://127.0.0.1'), fv.inferenceUrl) ||
-      !serverUrl(new URL('http://127.0.0.1'), fv.container.health.uri)
-    ) {
+    if (parseServerPath(fv.inferenceUrl) === undefined || parseServerPath(fv.container.health.uri) === undefined) {
       return 'its inferenceUrl or health URI is not a path of its server; not serving it';
     }
     if (mode !== 'process') return undefined;
