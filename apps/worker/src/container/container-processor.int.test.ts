@@ -70,7 +70,7 @@ async function processorFor(
   opts: { healthy?: boolean; timeoutMs?: number; traceContext?: () => InvocationJob['trace'] } = {},
 ) {
   const objects = await openObjectStore({ kind: 'local', dir: join(dir, 'objects') });
-  const instance: ServerInstance = { base, healthy: opts.healthy ?? true };
+  const instance: ServerInstance = { base, healthy: opts.healthy ?? true, hold: () => () => {} };
   return createContainerProcessor({
     fv,
     server: () => instance,

@@ -137,6 +137,8 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
     );
     /** The request may have reached the server: from here on, sending it again is not safe. */
     let sent = false;
+    // A server being replaced (new secrets) is stopped only once it has answered this.
+    const release = server.hold();
     try {
       const headers = inferenceHeaders(queued, fv, contentType, {
         assetDir: dirs.assetDir,
@@ -186,6 +188,7 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
       );
       return endStream(queued, failed);
     } finally {
+      release();
       streamed.delete(queued.requestId);
       clearTimeout(deadline);
       abort.abort();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ContainerSpec, FunctionVersion } from '@nvcf/queue';
@@ -133,7 +133,9 @@ describe('container servers: secrets, process mode', () => {
       await servers.want([fv], secrets(readSecrets({ PORT: 'not ours', TOKEN: 'first' })));
       expect((await seen(servers, fv.versionId)).instance).toBe(first.instance);
 
+      const firstBase = servers.instance(fv.versionId)?.base.href;
       await servers.want([fv], secrets(readSecrets({ TOKEN: 'second' })));
+      await until(() => servers.instance(fv.versionId)?.base.href !== firstBase, 'the new server to take over');
       const second = await seen(servers, fv.versionId);
       expect(second.instance).not.toBe(first.instance);
       expect(second.env.TOKEN).toBe('second');
@@ -147,6 +149,62 @@ describe('container servers: secrets, process mode', () => {
       await servers.want([fv, other], new Map([[other.versionId, { ok: false, reason: 'no NVCF_SECRETS_KEY' }]]));
       expect(servers.instance(other.versionId)).toBeUndefined();
       expect(servers.instance(fv.versionId)).toBeDefined();
+    } finally {
+      await servers.close();
+    }
+  });
+});
+
+describe('container servers: new secrets are a rolling replacement, not a gap', () => {
+  it('keeps serving on the old server until the new one is healthy, and stops the old one once it has answered', async () => {
+    const gates = join(workDir, 'gates');
+    await mkdir(gates, { recursive: true });
+    await chmod(gates, 0o777);
+    const gate = join(gates, randomUUID());
+    const servers = processServers();
+    try {
+      const fv = version(echo);
+      const secrets = (token: string) => new Map([[fv.versionId, readSecrets({ TOKEN: token })]]);
+      await servers.want([fv], secrets('first'));
+      const first = await seen(servers, fv.versionId);
+      const old = servers.instance(fv.versionId);
+      if (!old) throw new Error('no server');
+      // A request the old server is answering (held open by its gate), as the container processor holds it.
+      const release = old.hold();
+      const held = fetch(new URL('/echo', old.base), {
+        method: 'POST',
+        headers: { 'nvcf-reqid': 'held-request' },
+        body: JSON.stringify({ action: 'hold', gate }),
+      });
+      await until(() => existsSync(`${gate}.entered-held-request`), 'the old server to hold the request');
+
+      await servers.want([fv], secrets('second'));
+      // Until the new server answers its health check, the version is still served, by the old one.
+      expect(servers.instance(fv.versionId)?.base.href).toBe(old.base.href);
+      expect(servers.instance(fv.versionId)?.healthy).toBe(true);
+      await until(() => servers.instance(fv.versionId)?.base.href !== old.base.href, 'the new server to take over');
+      expect(servers.instance(fv.versionId)?.healthy).toBe(true);
+      const second = await seen(servers, fv.versionId);
+      expect(second.env.TOKEN).toBe('second');
+      expect(second.instance).not.toBe(first.instance);
+
+      // The old one still answers what it holds, and only then stops.
+      await writeFile(gate, '');
+      expect((await held).status).toBe(200);
+      const stillUp = await fetch(new URL('/health', old.base)).then(
+        (res) => res.status,
+        () => 0,
+      );
+      expect(stillUp).toBe(200);
+      release();
+      await until(
+        () =>
+          fetch(new URL('/health', old.base)).then(
+            () => false,
+            () => true,
+          ),
+        'the old server to stop',
+      );
     } finally {
       await servers.close();
     }

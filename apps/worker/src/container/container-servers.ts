@@ -1,5 +1,6 @@
 import { chown, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseServerPath } from '@nvcf/protocol';
 import type { ContainerSpec, FunctionVersion, SecretValues } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
@@ -19,6 +20,11 @@ export interface ServerInstance {
   readonly base: URL;
   /** Its last health check passed. */
   readonly healthy: boolean;
+  /**
+   * A request is on its way to this server: a server being replaced is stopped only once every hold is
+   * released (the returned function), so that an answer it is giving is not cut off.
+   */
+  hold(): () => void;
 }
 
 export interface ContainerServers {
@@ -26,9 +32,10 @@ export interface ContainerServers {
   readonly mode: 'sidecar' | 'process' | 'none';
   /**
    * The container versions this worker should serve now, with their secrets: servers of new ones start (process
-   * mode), those of versions no longer listed stop, and a version whose secrets changed gets them (its process is
-   * restarted; a sidecar's `secrets.json` is rewritten). A version whose secrets cannot be read here is not
-   * started (one already running keeps what it had). `instance` then has each, healthy or not.
+   * mode), those of versions no longer listed stop, and a version whose secrets changed gets them (a process: a
+   * new one starts beside the running one, takes over once healthy, and the old one stops once its requests are
+   * answered, as a rolling update does; a sidecar's `secrets.json` is rewritten). A version whose secrets cannot be
+   * read here is not started (one already running keeps what it had). `instance` then has each, healthy or not.
    */
   want(
     versions: readonly (FunctionVersion & { container: ContainerSpec })[],
@@ -49,7 +56,10 @@ export interface ContainerServersOptions {
   trust: ProcessTrust;
   /** Process mode: each server's user and confinement (default: a plain child process of the worker's user). */
   sandbox?: ServerSandbox;
-  /** Process mode: each server's home and temporary directory is `<workDir>/.server-<versionId>` (never a request id). */
+  /**
+   * Process mode: each server's home and temporary directory is `<workDir>/.server-<versionId>-<n>` (never a request
+   * id; `n` counts this worker's starts, as a replacement runs beside the server it replaces).
+   */
   workDir: string;
   /** How often every server's health is checked (the heartbeat's period: ACTIVE follows health). */
   intervalMs: number;
@@ -70,6 +80,36 @@ interface Entry {
   secretsDigest: string;
   /** Process mode: the server's own writable directory (HOME, TMPDIR), removed when it stops. */
   home?: string;
+  /** Requests on their way to it now (`hold`). */
+  inFlight: number;
+  /** Called when `inFlight` drops to 0 (a retiring server waits for it). */
+  onIdle?: () => void;
+  hold(): () => void;
+}
+
+/** A replacement server is checked this often at first, then less often up to the health interval. */
+const REPLACEMENT_FIRST_CHECK_MS = 50;
+
+function newEntry(spec: ContainerSpec, base: URL, healthUrl: URL, secretsDigest: string): Entry {
+  const entry: Entry = {
+    spec,
+    base,
+    healthUrl,
+    healthy: false,
+    secretsDigest,
+    inFlight: 0,
+    hold() {
+      entry.inFlight++;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        entry.inFlight--;
+        if (entry.inFlight === 0) entry.onIdle?.();
+      };
+    },
+  };
+  return entry;
 }
 
 /** A path the version was checked for (refusalOf) on its server. */
@@ -86,6 +126,14 @@ function serverUrlOf(base: URL, path: string): URL {
  */
 export function createContainerServers(opts: ContainerServersOptions): ContainerServers {
   const entries = new Map<string, Entry>();
+  /** Process servers starting with changed secrets, by version: each takes its version over once healthy. */
+  const replacing = new Map<string, Entry>();
+  /** Replaced servers finishing the requests they hold before they stop. */
+  const retirements = new Set<Promise<void>>();
+  const retiring = new Set<Entry>();
+  let closing = false;
+  /** Servers this worker started (each one's home is its own). */
+  let starts = 0;
   const mode = opts.url ? 'sidecar' : opts.processes ? 'process' : 'none';
   /** Why a listed version is not served here (no command, not trusted, a path that is not a path), as last logged. */
   const refused = new Map<string, string>();
@@ -133,7 +181,8 @@ export function createContainerServers(opts: ContainerServersOptions): Container
 
   /** A process server's home: its own, owned by its user, inside the one directory the sandbox leaves writable. */
   async function serverHome(versionId: string): Promise<string> {
-    const home = join(opts.workDir, `.server-${versionId}`);
+    starts++;
+    const home = join(opts.workDir, `.server-${versionId}-${starts}`);
     await mkdir(home, { recursive: true, mode: 0o700 });
     if (sandbox.user) await chown(home, sandbox.user.uid, sandbox.user.gid);
     return home;
@@ -167,13 +216,13 @@ export function createContainerServers(opts: ContainerServersOptions): Container
       const healthUrl = serverUrlOf(base, spec.health.uri);
       if (spec.health.port) healthUrl.port = String(spec.health.port);
       await handOver(fv, secrets);
-      return { spec, base: new URL(base.origin), healthUrl, healthy: false, secretsDigest };
+      return newEntry(spec, new URL(base.origin), healthUrl, secretsDigest);
     }
     const port = await freePort();
     const base = new URL(`http://127.0.0.1:${port}`);
     const log = opts.log.child({ versionId: fv.versionId, server: 'process' });
     const healthUrl = serverUrlOf(base, spec.health.uri);
-    const entry: Entry = { spec, base, healthUrl, healthy: false, secretsDigest };
+    const entry = newEntry(spec, base, healthUrl, secretsDigest);
     const home = await serverHome(fv.versionId);
     entry.home = home;
     entry.process = startServerProcess({
@@ -189,6 +238,86 @@ export function createContainerServers(opts: ContainerServersOptions): Container
     });
     log.info({ pid: entry.process.pid, port }, 'inference server process started');
     return entry;
+  }
+
+  /**
+   * A running process server's secrets changed: a new server starts with them beside it and takes the version
+   * over once healthy (`takeOver`), so requests meanwhile are still answered. One that serves nothing now is
+   * simply replaced.
+   */
+  async function replace(
+    fv: FunctionVersion & { container: ContainerSpec },
+    running: Entry,
+    secrets: ReadSecrets,
+  ): Promise<void> {
+    if (replacing.get(fv.versionId)?.secretsDigest === secrets.digest) return;
+    await cancelReplacement(fv.versionId);
+    if (!running.healthy) {
+      opts.log.info({ versionId: fv.versionId }, "the function's secrets changed; restarting its server");
+      entries.delete(fv.versionId);
+      await stopEntry(running);
+      const entry = await open(fv, secrets);
+      entries.set(fv.versionId, entry);
+      await check(entry);
+      return;
+    }
+    opts.log.info(
+      { versionId: fv.versionId },
+      "the function's secrets changed; starting a server with them beside the running one",
+    );
+    const next = await open(fv, secrets);
+    replacing.set(fv.versionId, next);
+    takeOver(fv.versionId, next).catch((err: unknown) =>
+      opts.log.error({ err, versionId: fv.versionId }, 'replacing the server with the new secrets failed'),
+    );
+  }
+
+  /** Checks a replacement until it is healthy, then routes its version to it and retires the server it replaces. */
+  async function takeOver(versionId: string, next: Entry): Promise<void> {
+    for (let delay = REPLACEMENT_FIRST_CHECK_MS; replacing.get(versionId) === next; ) {
+      await check(next);
+      if (next.healthy) break;
+      await sleep(delay);
+      if (delay < opts.intervalMs && delay * 2 >= opts.intervalMs) {
+        opts.log.warn(
+          { versionId, server: next.base.href },
+          'the server with the new secrets is not healthy yet; the running one keeps serving until it is',
+        );
+      }
+      delay = Math.min(delay * 2, opts.intervalMs);
+    }
+    // Cancelled meanwhile: a newer set of secrets, the version unlisted, or the worker closing.
+    if (replacing.get(versionId) !== next) return;
+    replacing.delete(versionId);
+    const old = entries.get(versionId);
+    entries.set(versionId, next);
+    opts.log.info({ versionId, server: next.base.href }, 'the server with the new secrets took over');
+    if (old) retire(old);
+    // The one it replaced had stopped answering meanwhile: the version is served again.
+    if (!old?.healthy) opts.onChange();
+  }
+
+  async function cancelReplacement(versionId: string): Promise<void> {
+    const pending = replacing.get(versionId);
+    if (!pending) return;
+    replacing.delete(versionId);
+    await stopEntry(pending);
+  }
+
+  /** Stops a replaced server once the requests it holds are answered (or at once when the worker closes). */
+  function retire(entry: Entry): void {
+    retiring.add(entry);
+    const done = (async () => {
+      if (entry.inFlight > 0 && !closing) {
+        await new Promise<void>((resolve) => {
+          entry.onIdle = resolve;
+        });
+      }
+      retiring.delete(entry);
+      await stopEntry(entry);
+    })();
+    retirements.add(done);
+    void done.finally(() => retirements.delete(done));
   }
 
   return {
@@ -224,22 +353,20 @@ export function createContainerServers(opts: ContainerServersOptions): Container
         unreadable.delete(fv.versionId);
         wanted.add(fv.versionId);
         if (running && running.secretsDigest !== secrets.digest) {
-          if (running.process) {
-            // A process's environment is fixed when it starts: the server starts again with the new set.
-            opts.log.info({ versionId: fv.versionId }, "the function's secrets changed; restarting its server");
-            entries.delete(fv.versionId);
-            await stopEntry(running);
-          } else {
+          // A process's environment is fixed when it starts: a server with the new set replaces it.
+          if (running.process) await replace(fv, running, secrets);
+          else {
             await handOver(fv, secrets);
             running.secretsDigest = secrets.digest;
           }
-        }
+        } else await cancelReplacement(fv.versionId);
         if (!entries.has(fv.versionId)) {
           const entry = await open(fv, secrets);
           entries.set(fv.versionId, entry);
           await check(entry);
         }
       }
+      for (const versionId of replacing.keys()) if (!wanted.has(versionId)) await cancelReplacement(versionId);
       for (const [versionId, entry] of entries) {
         if (wanted.has(versionId)) continue;
         entries.delete(versionId);
@@ -253,10 +380,14 @@ export function createContainerServers(opts: ContainerServersOptions): Container
     instance: (versionId) => entries.get(versionId),
     checkAll,
     async close() {
+      closing = true;
       clearInterval(timer);
       await checking;
-      await Promise.all([...entries.values()].map(stopEntry));
+      for (const entry of retiring) entry.onIdle?.();
+      const stopping = [...entries.values(), ...replacing.values()];
       entries.clear();
+      replacing.clear();
+      await Promise.all([...stopping.map(stopEntry), ...retirements]);
     },
   };
 }
