@@ -6,6 +6,7 @@ export default defineConfig({
       'apps/**/src/**/*.test.ts',
       'packages/**/src/**/*.test.ts',
       'bench/src/**/*.test.ts',
+      'tests/*/src/**/*.test.ts',
       'scripts/*.test.ts',
     ],
     // Integration tests start redis-server, ONNX sessions and sockets: give them room on 2 cores.

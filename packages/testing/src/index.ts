@@ -1,5 +1,6 @@
 export { freePort } from '@nvcf/service-kit';
 export * from './cutting-proxy.ts';
+export * from './openapi-validator.ts';
 export * from './redis-cluster.ts';
 export * from './redis-server.ts';
 export * from './restartable-redis.ts';

@@ -8,11 +8,12 @@ import { serve } from '@hono/node-server';
 import { AppError, SCOPES } from '@nvcf/protocol';
 import { assetObjectKey, createApiKeyStore, createAssetStore, createKeys } from '@nvcf/queue';
 import { createLocalDirStore, type ObjectStore, signUrl } from '@nvcf/storage';
+import { type RedisHandle, startRedis } from '@nvcf/testing';
 import { Hono } from 'hono';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthenticator } from '../auth/authenticator.ts';
 import { principalKey } from '../auth/principal.ts';
-import { ADMIN_KEY, createHarness, gfetch, type Harness } from '../e2e/harness.ts';
 import { errorToProblem, problemResponse } from '../http/problem-response.ts';
 import { resolveAssetReferences } from './asset-references.ts';
 import { assetRoutes } from './asset-routes.ts';
@@ -29,14 +30,20 @@ interface AssetGateway {
   close(): Promise<void>;
 }
 
-let h: Harness;
+/** A private Redis and the key prefix of this file's keys (the stores under test are real). */
+interface TestRedis {
+  server: RedisHandle;
+  redis: Redis;
+  keyPrefix: string;
+}
+let h: TestRedis;
 let gw: AssetGateway;
 const opened: AssetGateway[] = [];
 let otherKey: string;
 let listOnlyKey: string;
 
 /**
- * A gateway serving the assets routes with real dependencies: the harness's Redis, the real
+ * A gateway serving the assets routes with real dependencies: a private Redis, the real
  * authenticator over the API key store, a local directory object store, on a loopback port.
  */
 async function startAssetGateway(
@@ -82,8 +89,16 @@ async function startAssetGateway(
   return g;
 }
 
+const ADMIN_KEY = `nvapi-test-${crypto.randomUUID()}`;
+/** A request as the operator's admin key makes it. */
+function gfetch(url: string, init: RequestInit = {}): Promise<Response> {
+  const headers = { authorization: `Bearer ${ADMIN_KEY}`, ...(init.headers as Record<string, string> | undefined) };
+  return fetch(url, { ...init, headers });
+}
+
 beforeAll(async () => {
-  h = await createHarness();
+  const server = await startRedis();
+  h = { server, redis: new Redis(server.url), keyPrefix: `nvcf-assets-test-${randomBytes(4).toString('hex')}` };
   const keyStore = createApiKeyStore(h.redis, createKeys(h.keyPrefix));
   await keyStore.create({ name: 'admin', scopes: [...SCOPES], secret: ADMIN_KEY });
   otherKey = (await keyStore.create({ name: 'other', scopes: ['invoke_function'] })).key;
@@ -92,7 +107,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all(opened.map((g) => g.close()));
-  await h?.close();
+  h?.redis.disconnect();
+  await h?.server.close();
 });
 
 interface Created {

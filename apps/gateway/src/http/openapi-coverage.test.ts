@@ -1,11 +1,11 @@
 import { apiReferencePaths, createLogger } from '@nvcf/service-kit';
+import { createOpenApiValidator, type OpenApiDocument } from '@nvcf/testing';
 import type { Hono } from 'hono';
 import { findTargetHandler, isMiddleware } from 'hono/utils/handler';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createGatewayApp, type GatewayAppDeps } from '../app.ts';
 import { consolePaths } from '../console/console-routes.ts';
-import { createOpenApiValidator, type OpenApiDocument } from '../e2e/openapi-validator.ts';
 import { createGatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { createResultLinks } from '../results/result-links.ts';
 import { DOCS_PATH, OPENAPI_PATH, OPENAPI_TITLE } from './openapi-routes.ts';
