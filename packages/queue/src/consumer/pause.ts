@@ -1,0 +1,1 @@
+export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
