@@ -1,6 +1,13 @@
 import { type InvocationResult, type ResultObjectIndex, resultObjectKey } from '@nvcf/queue';
 import type { ObjectStore } from '@nvcf/storage';
-import AdmZip from 'adm-zip';
+import { type AsyncZippable, zip } from 'fflate';
+
+/** Deflated off the event loop: fflate's asynchronous zip runs in a worker thread, and a large answer is megabytes. */
+function zipFiles(files: AsyncZippable): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    zip(files, (err, data) => (err ? reject(err) : resolve(data)));
+  });
+}
 
 /**
  * NVCF returns a response over the direct limit (5 MiB) as a 302 to a zip holding `<reqId>.response`
@@ -24,11 +31,13 @@ export function createLargeResultStore(deps: {
       artefacts: readonly { name: string; body: Buffer }[] = [],
     ): Promise<InvocationResult> {
       if (result.status >= 300 || (result.body.length <= deps.maxDirectBytes && artefacts.length === 0)) return result;
-      const zip = new AdmZip();
-      zip.addFile(`${requestId}.response`, result.body);
-      for (const file of artefacts) zip.addFile(file.name, file.body);
+      const files: AsyncZippable = { [`${requestId}.response`]: result.body };
+      for (const file of artefacts) files[file.name] = file.body;
       const key = resultObjectKey(requestId);
-      await deps.objects.put(key, zip.toBuffer(), { contentType: 'application/zip' });
+      const archive = await zipFiles(files);
+      await deps.objects.put(key, Buffer.from(archive.buffer, archive.byteOffset, archive.byteLength), {
+        contentType: 'application/zip',
+      });
       await deps.index.track(key, deps.ttlSeconds);
       return { status: 302, contentType: 'application/zip', body: Buffer.alloc(0), objectKey: key };
     },

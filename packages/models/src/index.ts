@@ -128,7 +128,6 @@ export {
 } from './onnx/builder.ts';
 export { readOnnxSignature } from './onnx/onnx-signature.ts';
 export { isStraightLineGraph } from './onnx/straight-line.ts';
-export { archiveFilesFor, isZipArchive, type ModelArchive, readModelArchive } from './repository/model-archive.ts';
 export { modelFunctionId, modelVersionId } from './repository/repository-functions.ts';
 export {
   compareModelVersions,

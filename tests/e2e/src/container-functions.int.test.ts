@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { RunningGateway } from '@nvcf/gateway';
 import type { RunningWorker } from '@nvcf/worker';
-import AdmZip from 'adm-zip';
+import { strFromU8, unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CreatedVersion,
@@ -193,8 +193,8 @@ describe('container functions: the worker-side contract', () => {
     const reqId = res.headers.get('nvcf-reqid') ?? '';
     const zipRes = await fetch(res.headers.get('location') ?? '');
     expect(zipRes.status).toBe(200);
-    const zip = new AdmZip(Buffer.from(await zipRes.arrayBuffer()));
-    const entries = Object.fromEntries(zip.getEntries().map((e) => [e.entryName, e.getData().toString()]));
+    const zip = unzipSync(new Uint8Array(await zipRes.arrayBuffer()));
+    const entries = Object.fromEntries(Object.entries(zip).map(([name, data]) => [name, strFromU8(data)]));
     expect(Object.keys(entries).sort()).toEqual([`${reqId}.response`, `${reqId}_result.json`].sort());
     expect(JSON.parse(entries[`${reqId}.response`] ?? '')).toEqual({ written: `${reqId}_result.json` });
     expect(entries[`${reqId}_result.json`]).toBe('x'.repeat(3000));

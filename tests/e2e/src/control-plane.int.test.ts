@@ -1,7 +1,7 @@
 import type { RunningGateway } from '@nvcf/gateway';
 import { buildClassifierModel, buildSimpleModel, CLASSIFIER_CONFIG_PBTXT, CLASSIFIER_LABELS } from '@nvcf/models';
 import { createApiKeyStore, createKeys } from '@nvcf/queue';
-import AdmZip from 'adm-zip';
+import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, gfetch, type Harness, pexec, simpleRequest } from './harness.ts';
 
@@ -236,11 +236,12 @@ describe('functions and deployments', () => {
     expect(out.outputs.find((o) => o.name === 'OUTPUT1')?.data[0]).toBe(-1);
 
     // A zipped model directory: its config and labels come along (classification answers with labels).
-    const zip = new AdmZip();
-    zip.addFile('classifier/config.pbtxt', Buffer.from(CLASSIFIER_CONFIG_PBTXT));
-    zip.addFile('classifier/labels.txt', Buffer.from(CLASSIFIER_LABELS.join('\n')));
-    zip.addFile('classifier/1/model.onnx', Buffer.from(buildClassifierModel()));
-    const archiveId = await upload(zip.toBuffer());
+    const zip = zipSync({
+      'classifier/config.pbtxt': strToU8(CLASSIFIER_CONFIG_PBTXT),
+      'classifier/labels.txt': strToU8(CLASSIFIER_LABELS.join('\n')),
+      'classifier/1/model.onnx': buildClassifierModel(),
+    });
+    const archiveId = await upload(Buffer.from(zip));
     const archived = await json(
       'POST',
       '/v2/nvcf/functions',

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningGateway } from '@nvcf/gateway';
 import { freePort } from '@nvcf/testing';
-import AdmZip from 'adm-zip';
+import { strFromU8, strToU8, unzipSync } from 'fflate';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, fnId, type Harness, pexec, simpleRequest } from './harness.ts';
@@ -45,8 +45,8 @@ describe('S3-compatible object storage', () => {
     const reqId = res.headers.get('nvcf-reqid') ?? '';
     const zipRes = await fetch(res.headers.get('location') ?? '');
     expect(zipRes.status).toBe(200);
-    const zip = new AdmZip(Buffer.from(await zipRes.arrayBuffer()));
-    const body = JSON.parse(zip.getEntry(`${reqId}.response`)?.getData().toString() ?? '{}') as {
+    const zip = unzipSync(new Uint8Array(await zipRes.arrayBuffer()));
+    const body = JSON.parse(strFromU8(zip[`${reqId}.response`] ?? strToU8('{}'))) as {
       outputs: { data: number[] }[];
     };
     expect(body.outputs[0]?.data[15]).toBe(16);
