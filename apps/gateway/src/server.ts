@@ -41,7 +41,7 @@ import { createQueueGuard } from './invocation/queue-guard.ts';
 import { createRequestCancellation } from './invocation/request-cancellation.ts';
 import { createGatewayMetrics } from './metrics/gateway-metrics.ts';
 import { grpcMetricsInterceptor } from './metrics/grpc-metrics.ts';
-import { createInvocationMeter } from './metrics/invocation-meter.ts';
+import { subscribeInvocationMetrics } from './metrics/invocation-metrics.ts';
 import { registerQueueMetrics } from './metrics/queue-metrics.ts';
 import { createResultLinks } from './results/result-links.ts';
 
@@ -89,26 +89,25 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
       onError: (err) => log.warn({ err }, 'reading queue depths for the metrics failed'),
     },
   );
-  const meter = createInvocationMeter(metrics, { maxTracked: 50_000 });
-  // Metered through its own deps (what it queues, reads, waits for) and its answers: the path itself is unchanged.
-  const unmetered = createInvocationService({
+  const invocations = createInvocationService({
     functions,
     queueGuard: createQueueGuard(producer, {
       maxDepth: config.maxQueueDepth,
       maxAccountBytes: config.maxQueueBytesPerAccount,
       cacheMs: 250,
     }),
-    store: meter.store(store),
-    producer: meter.producer(producer),
-    completions: meter.completions(completions),
+    store,
+    producer,
+    completions,
     idempotency: createIdempotencyStore(redis, keys, { ttlSeconds: config.requestTtlSeconds }),
     maxInlineResultBytes: config.maxInlineResultBytes,
     maxJobInputBytes: config.maxJobInputBytes,
     sequences: createSequenceRouter(redis, keys, registry, { ttlSeconds: config.sequenceOwnerTtlSeconds }),
     ...(tracing.enabled ? { traceContext: () => tracing.inject() } : {}),
     onBackgroundError: (err, requestId) => log.warn({ err, requestId }, 'marking an inline result delivered failed'),
+    onEventError: (err, event) => log.warn({ err, event }, 'an invocation event listener failed'),
   });
-  const invocations = meter.service(unmetered);
+  subscribeInvocationMetrics(invocations.events, metrics, { maxTracked: 50_000 });
   const keyStore = createApiKeyStore(redis, keys);
   if (config.bootstrapAdminKey) {
     // Created once: a revoked bootstrap key stays revoked across restarts (set a new one to get a new admin).
@@ -180,10 +179,9 @@ export async function startGateway(config: GatewayConfig, logger?: Logger): Prom
     streaming: {
       events,
       completions,
-      // Metered like the service's: a stream's follower reads the owner first, and its answer is counted once taken.
-      store: meter.store(store),
+      store,
       resumeGraceMs: config.streamResumeGraceMs,
-      onDelivered: meter.streamDelivered,
+      onDelivered: invocations.reportDelivered,
     },
     results,
     assets,

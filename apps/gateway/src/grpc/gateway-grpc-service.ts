@@ -160,7 +160,7 @@ export function createGatewayGrpcService(
     call.sendMetadata(initial);
     if (outcome.kind === 'result') {
       // A unary answer goes out in one piece right after this: it counts as delivered.
-      void deps.invocations.delivered(requestId);
+      void deps.invocations.delivered(requestId, outcome.result);
       if (outcome.result.status >= 400) throw functionFailure(outcome.result, MODEL_INFER_PATH, requestId);
       return decodeInferResult(outcome.result);
     }

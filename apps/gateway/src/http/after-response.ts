@@ -1,5 +1,7 @@
 import { ServerResponse } from 'node:http';
+import type { InvocationResult } from '@nvcf/queue';
 import type { Context } from 'hono';
+import type { InvocationOutcome } from '../invocation/invocation-service.ts';
 
 /** The Node response under @hono/node-server (`c.env.outgoing`); undefined elsewhere (`app.request()`). */
 export function nodeResponse(c: Context): ServerResponse | undefined {
@@ -29,8 +31,8 @@ export function afterResponseWritten(c: Context, done: () => void): void {
 /** A result answer counts as delivered once it is written (see `InvocationService.delivered`). */
 export function deliverWhenWritten(
   c: Context,
-  outcome: { kind: string; requestId: string },
-  delivered: (requestId: string) => Promise<void>,
+  outcome: InvocationOutcome,
+  delivered: (requestId: string, result: InvocationResult) => Promise<void>,
 ): void {
-  if (outcome.kind === 'result') afterResponseWritten(c, () => void delivered(outcome.requestId));
+  if (outcome.kind === 'result') afterResponseWritten(c, () => void delivered(outcome.requestId, outcome.result));
 }

@@ -25,8 +25,8 @@ export interface EventStreamDeps {
   store: RequestStore;
   /** How long a request whose starting stream dropped waits for its client to resume before it is cancelled. */
   resumeGraceMs: number;
-  /** Told once a request's answer was handed out by a stream (as events or as the stream's HTTP answer). */
-  onDelivered?: (requestId: string, result: InvocationResult) => void;
+  /** Told once a request's answer was handed out by a stream: as events (`streamed`) or as the stream's HTTP answer. */
+  onDelivered?: (requestId: string, result: InvocationResult, streamed: boolean) => void;
 }
 
 /** The client of the stream in charge left: cancel now, or once the grace passed with no resume attached. */
@@ -159,8 +159,8 @@ export async function eventStreamResponse(
     if (attachment && c.req.raw.signal.aborted) void leave(deps, requestId, attachment).catch(() => undefined);
     // Handed out once written (a refusal included): a dropped connection can poll for it again.
     const answer = start.outcome;
-    deliverWhenWritten(c, answer, async (id) => {
-      if (answer.kind === 'result') deps.onDelivered?.(id, answer.result);
+    deliverWhenWritten(c, answer, async (id, result) => {
+      deps.onDelivered?.(id, result, false);
       await deps.store.markDelivered(id).catch(() => undefined);
     });
     return invocationResponse(start.outcome, c.req.path, resultUrl);
@@ -197,7 +197,7 @@ export async function eventStreamResponse(
     /** Takes the stored answer: from then on the request is delivered. */
     const take = async () => {
       const view = await deps.store.take(requestId);
-      if (view.kind === 'result') deps.onDelivered?.(requestId, view.result);
+      if (view.kind === 'result') deps.onDelivered?.(requestId, view.result, true);
       return view;
     };
     /** Writes a stored answer as the stream's end (it has no id: it is not in the request's stream). */

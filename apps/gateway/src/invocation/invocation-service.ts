@@ -1,11 +1,13 @@
 import { AppError } from '@nvcf/protocol';
 import type {
   CompletionWaiter,
+  FunctionVersion,
   IdempotencyStore,
   InvocationInput,
   InvocationJob,
   InvocationProducer,
   InvocationResult,
+  RequestOwner,
   RequestStore,
   RequestView,
   Waiter,
@@ -13,6 +15,12 @@ import type {
 import { isRedisUnavailable, newRequestId, type SequenceRouter, sequenceFlagsOf } from '@nvcf/queue';
 import type { FunctionResolver } from './function-resolver.ts';
 import type { IdempotentCall } from './idempotency-key.ts';
+import {
+  answerStatus,
+  createInvocationEvents,
+  type InvocationEventName,
+  type InvocationEvents,
+} from './invocation-events.ts';
 import { type QueueGuard, queueBytesRefusal } from './queue-guard.ts';
 
 /** What authorization is shown of an existing request. */
@@ -62,6 +70,8 @@ export interface InvokeRequest {
 }
 
 export interface InvocationService {
+  /** What becomes of the requests this service handles (see `InvocationEventMap`): metrics, traces and logs listen. */
+  readonly events: InvocationEvents;
   invoke(req: InvokeRequest): Promise<InvocationOutcome>;
   /**
    * Starts an invocation whose answer is read as events (SSE): it is queued with `stream` set, and the
@@ -70,12 +80,24 @@ export interface InvocationService {
    */
   startStream(req: InvokeRequest): Promise<{ requestId: string; waiter: Waiter }>;
   /**
-   * The client has the result of `requestId` (its response was written): it is handed out once, the id
-   * answers 404 from now on. Failures are reported to `onBackgroundError`, never thrown.
+   * The client has `result`, the answer of `requestId` (its response was written): it is handed out once,
+   * the id answers 404 from now on. Failures are reported to `onBackgroundError`, never thrown.
    */
-  delivered(requestId: string): Promise<void>;
-  /** Follows an existing request as events (SSE on a status poll, from any gateway). */
-  follow(requestId: string, pollSeconds: number, signal?: AbortSignal): Waiter;
+  delivered(requestId: string, result: InvocationResult): Promise<void>;
+  /**
+   * An event stream handed the answer out itself (it took the stored answer, or wrote it as its HTTP answer):
+   * reported as `delivered` is; the stream marks the record.
+   */
+  reportDelivered(requestId: string, result: InvocationResult, streamed: boolean): void;
+  /**
+   * Follows an existing request as events (SSE on a status poll, from any gateway). `authorize` is shown the
+   * request first, as for `status`; undefined when it may not be followed (answered as an unknown request).
+   */
+  follow(
+    requestId: string,
+    pollSeconds: number,
+    opts: { signal?: AbortSignal; authorize: (request: RequestAccess) => Promise<boolean> },
+  ): Promise<Waiter | undefined>;
   /**
    * Long-polls a request. `authorize` is shown the request's function and principal before anything is
    * read (false: answered as an unknown request; or it throws), so a caller who may not see a request cannot
@@ -108,6 +130,8 @@ export interface InvocationDeps {
   traceContext?: () => InvocationJob['trace'];
   /** Failures of work done after the response (marking an inline result delivered). */
   onBackgroundError: (err: unknown, requestId: string) => void;
+  /** A listener of `events` threw: the invocation goes on regardless. */
+  onEventError: (err: unknown, event: InvocationEventName) => void;
 }
 
 /** What a read of the request store means to a caller. */
@@ -126,6 +150,23 @@ function outcomeOf(requestId: string, view: RequestView): InvocationOutcome {
  */
 export function createInvocationService(deps: InvocationDeps): InvocationService {
   const { functions, store, producer, completions, onBackgroundError } = deps;
+  const events = createInvocationEvents(deps.onEventError);
+
+  /** Registers a waiter; a completion reaching it is reported (`completed`) at the moment it arrives. */
+  function register(requestId: string, pollSeconds: number, signal?: AbortSignal): Waiter {
+    const waiter = completions.register(requestId, Date.now() + pollSeconds * 1000, signal);
+    void waiter.outcome.then((o) => {
+      if (o.kind === 'completed') events.emit('completed', { requestId, at: Date.now() });
+    });
+    return waiter;
+  }
+
+  /** Reads who a request belongs to, reporting that a client here takes it up (`followed`). */
+  async function ownerOf(requestId: string): Promise<RequestOwner | undefined> {
+    const owner = await store.owner(requestId);
+    if (owner) events.emit('followed', { requestId, functionId: owner.functionId, versionId: owner.versionId });
+    return owner;
+  }
 
   /**
    * Waits, then reads once. A result that came inline needs no read. Nothing is marked delivered here:
@@ -152,42 +193,74 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
     const requestId = newRequestId(fv.versionId);
     const idem = req.idempotency;
     if (idem) {
-      const claim = await deps.idempotency
-        .claim(req.principal, idem.key, idem.fingerprint, requestId)
-        .catch((err: unknown) => {
-          // The claim may still land once Redis answers; nothing was queued for it, so give it up (the
-          // release travels behind the claim on the same connection). Not waited for: the client's
-          // answer must not wait out a second command timeout.
-          void deps.idempotency.release(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
-          throw err;
-        });
-      if (claim.kind === 'existing') {
-        // The first call may still be between its claim and its queueing (or have failed there):
-        // without a record there is nothing to wait for yet. Come back shortly.
-        if (!(await store.owner(claim.requestId))) {
-          throw new AppError('UNAVAILABLE', 'the first call with this Idempotency-Key is not recorded yet; retry', {
-            retryAfterSeconds: 1,
-          });
-        }
-        return { existing: claim.requestId };
-      }
-      if (claim.kind === 'mismatch') {
-        throw new AppError(
-          'UNPROCESSABLE',
-          `Idempotency-Key was already used for a different request (request '${claim.requestId}')`,
-        );
-      }
+      const existing = await claimKey(req, idem, requestId);
+      if (existing) return { existing };
     }
     // Registered before the add: a fast worker can publish the completion before `enqueue` returns.
-    const waiter = completions.register(requestId, Date.now() + req.pollSeconds * 1000, req.signal);
+    const waiter = register(requestId, req.pollSeconds, req.signal);
     try {
-      await deps.queueGuard.admit(fv.versionId);
-      const worker = fv.model?.sequence ? await sequenceWorker(fv.versionId, req) : undefined;
-      const { input, stored, entryBytes } = splitInput(fv.container ? verbatim(req) : req);
-      await deps.queueGuard.admitBytes(req.ncaId, (stored ?? entryBytes ?? req.body)?.byteLength ?? 0);
-      const trace = deps.traceContext?.();
-      // One step: the record, the kept input and the job are written together (one script, one round trip).
-      await producer.enqueue(
+      await queue(req, fv, requestId, stream);
+    } catch (err) {
+      waiter.settle({ kind: 'aborted' });
+      // Refused (a full queue, say): nothing started, a retry with the same key may start it. Redis
+      // failing mid-way is another matter: the request may have been queued after all, so the key
+      // stays claimed (for a short while only, see the idempotency store) rather than invite a rerun.
+      if (idem && !isRedisUnavailable(err)) {
+        await deps.idempotency.release(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
+      }
+      throw queueBytesRefusal(err);
+    }
+    if (idem) {
+      await deps.idempotency.confirm(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
+    }
+    return { requestId, waiter };
+  }
+
+  /**
+   * Claims the call's `Idempotency-Key` for `requestId`; the request an earlier call with it started, when
+   * there is one. Throws for a key used on a different request, or one whose first call is not recorded yet.
+   */
+  async function claimKey(req: InvokeRequest, idem: IdempotentCall, requestId: string): Promise<string | undefined> {
+    const claim = await deps.idempotency
+      .claim(req.principal, idem.key, idem.fingerprint, requestId)
+      .catch((err: unknown) => {
+        // The claim may still land once Redis answers; nothing was queued for it, so give it up (the
+        // release travels behind the claim on the same connection). Not waited for: the client's
+        // answer must not wait out a second command timeout.
+        void deps.idempotency.release(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
+        throw err;
+      });
+    if (claim.kind === 'existing') {
+      // The first call may still be between its claim and its queueing (or have failed there):
+      // without a record there is nothing to wait for yet. Come back shortly.
+      if (!(await ownerOf(claim.requestId))) {
+        throw new AppError('UNAVAILABLE', 'the first call with this Idempotency-Key is not recorded yet; retry', {
+          retryAfterSeconds: 1,
+        });
+      }
+      return claim.requestId;
+    }
+    if (claim.kind === 'mismatch') {
+      throw new AppError(
+        'UNPROCESSABLE',
+        `Idempotency-Key was already used for a different request (request '${claim.requestId}')`,
+      );
+    }
+    return undefined;
+  }
+
+  /** Admits the request to its version's queue and adds it: the record, the kept input and the job, in one step. */
+  async function queue(req: InvokeRequest, fv: FunctionVersion, requestId: string, stream: boolean): Promise<void> {
+    await deps.queueGuard.admit(fv.versionId);
+    const worker = fv.model?.sequence ? await sequenceWorker(fv.versionId, req) : undefined;
+    const { input, stored, entryBytes } = splitInput(fv.container ? verbatim(req) : req);
+    await deps.queueGuard.admitBytes(req.ncaId, (stored ?? entryBytes ?? req.body)?.byteLength ?? 0);
+    const trace = deps.traceContext?.();
+    const labels = { requestId, functionId: fv.id, versionId: fv.versionId };
+    events.emit('accepted', { ...labels, at: Date.now() });
+    // One step: the record, the kept input and the job are written together (one script, one round trip).
+    const queued = await producer
+      .enqueue(
         {
           requestId,
           functionId: fv.id,
@@ -208,21 +281,13 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
           ...(stored ? { input: stored } : {}),
           ...(entryBytes ? { entryBytes } : {}),
         },
-      );
-    } catch (err) {
-      waiter.settle({ kind: 'aborted' });
-      // Refused (a full queue, say): nothing started, a retry with the same key may start it. Redis
-      // failing mid-way is another matter: the request may have been queued after all, so the key
-      // stays claimed (for a short while only, see the idempotency store) rather than invite a rerun.
-      if (idem && !isRedisUnavailable(err)) {
-        await deps.idempotency.release(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
-      }
-      throw queueBytesRefusal(err);
-    }
-    if (idem) {
-      await deps.idempotency.confirm(req.principal, idem.key, idem.fingerprint, requestId).catch(() => {});
-    }
-    return { requestId, waiter };
+      )
+      .catch((error: unknown) => {
+        events.emit('failed', { requestId, error });
+        throw error;
+      });
+    if (queued) events.emit('queued', labels);
+    else events.emit('failed', { requestId });
   }
 
   /** The worker a sequence model's request must reach (the one holding its sequence), if the request names one. */
@@ -289,7 +354,7 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
 
   /** Long-polls an existing request: registered first, then checked once (it may be done already). */
   async function poll(requestId: string, pollSeconds: number, signal?: AbortSignal): Promise<InvocationOutcome> {
-    const waiter = completions.register(requestId, Date.now() + pollSeconds * 1000, signal);
+    const waiter = register(requestId, pollSeconds, signal);
     const view = await store.peek(requestId);
     if (view.kind === 'pending') return settle(requestId, waiter);
     waiter.settle({ kind: 'aborted' });
@@ -297,6 +362,8 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
   }
 
   return {
+    events,
+
     async invoke(req) {
       const started = await enqueue(req, false);
       if ('existing' in started) return poll(started.existing, req.pollSeconds, req.signal);
@@ -307,16 +374,26 @@ export function createInvocationService(deps: InvocationDeps): InvocationService
       const started = await enqueue(req, true);
       if (!('existing' in started)) return started;
       const requestId = started.existing;
-      return { requestId, waiter: completions.register(requestId, Date.now() + req.pollSeconds * 1000, req.signal) };
+      return { requestId, waiter: register(requestId, req.pollSeconds, req.signal) };
     },
 
-    delivered: (requestId) => store.markDelivered(requestId).catch((err: unknown) => onBackgroundError(err, requestId)),
+    delivered(requestId, result) {
+      events.emit('delivered', { requestId, status: answerStatus(result), streamed: false });
+      return store.markDelivered(requestId).catch((err: unknown) => onBackgroundError(err, requestId));
+    },
 
-    follow: (requestId, pollSeconds, signal) =>
-      completions.register(requestId, Date.now() + pollSeconds * 1000, signal),
+    reportDelivered(requestId, result, streamed) {
+      events.emit('delivered', { requestId, status: answerStatus(result), streamed });
+    },
+
+    async follow(requestId, pollSeconds, opts) {
+      const owner = await ownerOf(requestId);
+      if (owner && !(await opts.authorize({ requestId, ...owner }))) return undefined;
+      return register(requestId, pollSeconds, opts.signal);
+    },
 
     async status(requestId, pollSeconds, opts) {
-      const owner = await store.owner(requestId);
+      const owner = await ownerOf(requestId);
       if (owner && !(await opts.authorize({ requestId, ...owner }))) return { kind: 'unknown', requestId };
       return poll(requestId, pollSeconds, opts.signal);
     },

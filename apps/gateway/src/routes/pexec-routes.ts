@@ -243,12 +243,9 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
       // stop the function: only the stream that started it (or took it over) may. A reconnecting client resumes after the
       // last event it got (a pexec POST is a new request: it always reads from the start).
       const after = parseLastEventId(c.req.header('last-event-id'));
-      const owner = await opts.streaming.store.owner(requestId);
+      const waiter = await service.follow(requestId, pollSeconds, { signal: c.req.raw.signal, authorize });
       // Someone else's request is answered as an unknown one (what the stream below answers for that).
-      if (owner && !(await authorize({ requestId, ...owner }))) {
-        return invocationResponse({ kind: 'unknown', requestId }, c.req.path, resultUrl(c));
-      }
-      const waiter = service.follow(requestId, pollSeconds, c.req.raw.signal);
+      if (!waiter) return invocationResponse({ kind: 'unknown', requestId }, c.req.path, resultUrl(c));
       // A client resuming (Last-Event-ID) takes charge of the request: the stream it dropped no longer
       // cancels it once the grace is over, and its own leaving now does.
       const cancelOnLeave = after !== FROM_START;
