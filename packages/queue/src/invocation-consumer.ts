@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { createJobRunner } from './consumer/job-runner.ts';
+import { createJobSlots } from './consumer/job-slots.ts';
 import { createLeaseKeeper } from './consumer/lease-keeper.ts';
 import { createOwnQueue } from './consumer/own-queue.ts';
 import { createQueueMaintenance } from './consumer/queue-maintenance.ts';
@@ -87,9 +88,10 @@ export interface ConsumerDeps {
  * (maintain-queue.lua). A job leaves the queue in the script that stores its answer. The payload is parsed at this
  * edge; one that does not parse can never succeed, so it is answered as failed at once.
  *
- * Its parts (consumer/), in the order a job meets them: the stream reader (the read loop), the job runner (the
- * processor, then the answer or a retry), the lease keeper (renewal while the job runs), the queue maintenance
- * (stalled jobs, due retries); and for a worker's own queue, its expiry, drain and deletion (own-queue.ts).
+ * Its parts (consumer/), in the order a job meets them: the stream reader (the read loop), the job slots (each job
+ * started as it is read, `concurrency` at most), the job runner (the processor, then the answer or a retry), the
+ * lease keeper (renewal while the job runs), the queue maintenance (stalled jobs, due retries); and for a worker's
+ * own queue, its expiry, drain and deletion.
  */
 export function createInvocationConsumer(
   deps: ConsumerDeps,
@@ -109,31 +111,30 @@ export function createInvocationConsumer(
   const leases = createLeaseKeeper({ connection, stream: queue.stream, consumer: consumerName, fail }, opts);
   const ownQueue = opts.ownQueue ? createOwnQueue({ connection, queue, leases, fail }, opts) : undefined;
   const refreshExpiry = ownQueue ? ownQueue.refreshExpiry : async () => {};
-  const maintenance = createQueueMaintenance(
-    { scripts, keys, queue, versionId, store, leases, refreshExpiry, fail },
-    opts,
-  );
-  const run = createJobRunner({ scripts, keys, queue, versionId, store, processor, retry: maintenance.retry }, opts);
+  const queueParts = { scripts, keys, queue, versionId, store };
+  const maintenance = createQueueMaintenance({ ...queueParts, leases, refreshExpiry, fail }, opts);
+  const run = createJobRunner({ ...queueParts, processor, retry: maintenance.retry }, opts);
+  const slots = createJobSlots({ leases, run, fail }, opts.concurrency);
   const reader = createStreamReader(
     {
       connection,
       stream: queue.stream,
       consumer: consumerName,
+      slots,
       leases,
-      run,
       refreshExpiry,
       maintain: maintenance.maintain,
       fail,
     },
-    { concurrency: opts.concurrency, blockMs: opts.blockMs ?? 5000 },
+    { blockMs: opts.blockMs ?? 5000 },
   );
 
   const consumer: InvocationConsumer = {
     get concurrency() {
-      return reader.concurrency;
+      return slots.concurrency;
     },
     set concurrency(n: number) {
-      reader.concurrency = n;
+      slots.concurrency = n;
     },
     waitUntilReady: () => reader.ready,
     async close(force = false) {
@@ -142,7 +143,7 @@ export function createInvocationConsumer(
       maintenance.stop();
       reader.stop();
       await reader.stopped;
-      if (!force) await reader.settled();
+      if (!force) await slots.settled();
       leases.stop();
       if (ownQueue && !ownQueue.leftToExpire) await ownQueue.removeIfEmpty();
     },

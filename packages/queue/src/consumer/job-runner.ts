@@ -57,26 +57,10 @@ export function createJobRunner(parts: RunnerParts, opts: Pick<ConsumerOptions, 
     done: FinishedJob,
   ) {
     // The run is over: its answer must not be lost to a Redis that is away for a moment (a failover).
-    await persistently(async () => {
+    await persistently(opts.lockDurationMs, async () => {
       if (answer) await store.complete(requestId, answer, job.reply, done);
       else await leave(requestId, done);
     });
-  }
-
-  /**
-   * Tries `op` again while Redis is unavailable, for up to about a lease: after that the job is recovered as stalled
-   * and run again elsewhere anyway.
-   */
-  async function persistently<T>(op: () => Promise<T>): Promise<T> {
-    const until = Date.now() + opts.lockDurationMs;
-    for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
-      try {
-        return await op();
-      } catch (err) {
-        if (!isRedisUnavailable(err) || Date.now() + delay > until) throw err;
-        await pause(delay);
-      }
-    }
   }
 
   /** Takes a job whose request was settled already off the queue (and releases the bytes it held there). */
@@ -87,4 +71,20 @@ export function createJobRunner(parts: RunnerParts, opts: Pick<ConsumerOptions, 
   }
 
   return run;
+}
+
+/**
+ * Tries `op` again while Redis is unavailable, for up to about a lease: after that the job is recovered as stalled
+ * and run again elsewhere anyway.
+ */
+async function persistently<T>(lockDurationMs: number, op: () => Promise<T>): Promise<T> {
+  const until = Date.now() + lockDurationMs;
+  for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+    try {
+      return await op();
+    } catch (err) {
+      if (!isRedisUnavailable(err) || Date.now() + delay > until) throw err;
+      await pause(delay);
+    }
+  }
 }

@@ -43,7 +43,7 @@ type MaintenanceOptions = Pick<ConsumerOptions, 'lockDurationMs' | 'stalledInter
 export function createQueueMaintenance(parts: MaintenanceParts, opts: MaintenanceOptions): QueueMaintenance {
   const { scripts: r, keys, queue: q, versionId, store, leases, refreshExpiry, fail } = parts;
   let stopped = false;
-  const timers = new Set<NodeJS.Timeout>();
+  const retryPasses = oneShotTimers(() => void maintain());
 
   async function maintain(): Promise<void> {
     if (stopped) return;
@@ -64,44 +64,22 @@ export function createQueueMaintenance(parts: MaintenanceParts, opts: Maintenanc
         MAINTAIN_BATCH,
         IDLE_CONSUMER_MS,
       );
-      await failStalled(failed);
+      await answerStalled(store, versionId, opts, failed);
     } catch (err) {
       leases.noteTrouble();
       fail(err);
     }
   }
 
-  /** Answers the requests whose jobs the pass gave up on (`failed`: their entries, as maintain-queue.lua returns). */
-  async function failStalled(failed: string[]): Promise<void> {
-    for (const entry of failed) {
-      const { requestId: id, job } = parseFailedEntry(entry, versionId);
-      const reason = `the job stalled more than ${opts.maxStalledCount} times (its worker stopped or hung)`;
-      await store.complete(id, opts.failure(id, reason), job.success ? job.data.reply : undefined);
-    }
-  }
-
   async function retry(entryId: string, requestId: string, fields: Map<string, string>, attempt: number) {
     const delayMs = 200 * 2 ** (attempt - 1);
     const entry = retryEntry(requestId, fields, attempt);
-    await r.nvcfRetryJob(
-      q.stream,
-      q.delayed,
-      q.delayedJobs,
-      WORKERS_GROUP,
-      entryId,
-      requestId,
-      entry,
-      Date.now() + delayMs,
-    );
+    const dueAt = Date.now() + delayMs;
+    await r.nvcfRetryJob(q.stream, q.delayed, q.delayedJobs, WORKERS_GROUP, entryId, requestId, entry, dueAt);
     // The retry's keys may be new: they expire like the queue's.
     await refreshExpiry();
     // This worker puts it back when due; if it dies first, any worker's maintenance pass does.
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      void maintain();
-    }, delayMs + 5);
-    timer.unref();
-    timers.add(timer);
+    retryPasses.after(delayMs + 5);
   }
 
   const passes = setInterval(() => void maintain(), opts.stalledIntervalMs);
@@ -114,6 +92,38 @@ export function createQueueMaintenance(parts: MaintenanceParts, opts: Maintenanc
       if (stopped) return;
       stopped = true;
       clearInterval(passes);
+      retryPasses.clear();
+    },
+  };
+}
+
+/** Answers the requests whose jobs a pass gave up on (`failed`: their entries, as maintain-queue.lua returns them). */
+async function answerStalled(
+  store: RequestStore,
+  versionId: string,
+  opts: Pick<ConsumerOptions, 'maxStalledCount' | 'failure'>,
+  failed: string[],
+): Promise<void> {
+  for (const entry of failed) {
+    const { requestId: id, job } = parseFailedEntry(entry, versionId);
+    const reason = `the job stalled more than ${opts.maxStalledCount} times (its worker stopped or hung)`;
+    await store.complete(id, opts.failure(id, reason), job.success ? job.data.reply : undefined);
+  }
+}
+
+/** Timers that each call `fire` once; `clear` cancels those not yet fired. They keep no process alive. */
+function oneShotTimers(fire: () => void): { after(ms: number): void; clear(): void } {
+  const timers = new Set<NodeJS.Timeout>();
+  return {
+    after(ms) {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        fire();
+      }, ms);
+      timer.unref();
+      timers.add(timer);
+    },
+    clear() {
       for (const t of timers) clearTimeout(t);
     },
   };
