@@ -1,4 +1,5 @@
-import type { ApiKeyStore, FunctionRegistry, InvocationProducer, Keys, RedisClient, RequestStore } from '@nvcf/queue';
+import type { ApiKeyStore, FunctionRegistry } from '@nvcf/control-store';
+import type { InvocationProducer, Keys, RedisClient, RequestStore } from '@nvcf/queue';
 import { accessLog, type Logger, type Tracing, tracingOff } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { every } from 'hono/combine';

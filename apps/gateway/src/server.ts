@@ -1,23 +1,25 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { PROBLEM_CONTENT_TYPE, problem, SCOPES } from '@nvcf/protocol';
 import {
   createApiKeyStore,
   createAssetStore,
-  createCompletionWaiter,
-  createEventStream,
   createFunctionAuthorizationStore,
   createFunctionRegistry,
   createFunctionSecretStore,
+  createRateLimiter,
+  createSecretCipher,
+} from '@nvcf/control-store';
+import { PROBLEM_CONTENT_TYPE, problem, SCOPES } from '@nvcf/protocol';
+import {
+  createCompletionWaiter,
+  createEventStream,
   createIdempotencyStore,
   createInvocationProducer,
   createKeys,
   createQueueStats,
-  createRateLimiter,
   createRedis,
   createRequestStore,
   createResultObjectIndex,
-  createSecretCipher,
   createSequenceRouter,
   newGatewayId,
   resultObjectKey,

@@ -1,12 +1,14 @@
+import type {
+  ContainerSpec,
+  FunctionAuthorizationStore,
+  FunctionModelSpec,
+  FunctionRegistry,
+  FunctionSecretStore,
+  FunctionVersion,
+} from '@nvcf/control-store';
 import type { InferenceCore } from '@nvcf/inference-server';
 import {
-  type ContainerSpec,
   createInvocationConsumer,
-  type FunctionAuthorizationStore,
-  type FunctionModelSpec,
-  type FunctionRegistry,
-  type FunctionSecretStore,
-  type FunctionVersion,
   type InvocationConsumer,
   type Keys,
   type RedisClient,

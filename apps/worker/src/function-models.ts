@@ -3,9 +3,9 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import type { FunctionModelSpec, FunctionVersion } from '@nvcf/control-store';
 import type { InferenceCore } from '@nvcf/inference-server';
 import { modelConfigToText, parseModelConfigText } from '@nvcf/models';
-import type { FunctionModelSpec, FunctionVersion } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import {
   extractModelArchive,

@@ -1,4 +1,4 @@
-import type { FunctionRegistry, WorkerMachine } from '@nvcf/queue';
+import type { FunctionRegistry, WorkerMachine } from '@nvcf/control-store';
 import type { Logger } from '@nvcf/service-kit';
 
 /**

@@ -1,15 +1,11 @@
-import { startInferenceCore } from '@nvcf/inference-server';
 import {
-  createEventStream,
   createFunctionAuthorizationStore,
   createFunctionRegistry,
   createFunctionSecretStore,
-  createKeys,
-  createRedis,
-  createRequestStore,
-  createResultObjectIndex,
   createSecretCipher,
-} from '@nvcf/queue';
+} from '@nvcf/control-store';
+import { startInferenceCore } from '@nvcf/inference-server';
+import { createEventStream, createKeys, createRedis, createRequestStore, createResultObjectIndex } from '@nvcf/queue';
 import { createLogger, type Logger, startTracing } from '@nvcf/service-kit';
 import { openObjectStore } from '@nvcf/storage';
 import type { WorkerConfig } from './config.ts';

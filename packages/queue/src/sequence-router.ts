@@ -1,4 +1,3 @@
-import type { FunctionRegistry } from './function-registry.ts';
 import type { Keys } from './keys.ts';
 import type { RedisClient } from './redis-connection.ts';
 
@@ -7,6 +6,11 @@ export interface SequenceFlags {
   id: string | number | bigint;
   start: boolean;
   end: boolean;
+}
+
+/** Which workers serve each version now (the control store's function registry answers it from heartbeats). */
+export interface LiveWorkers {
+  liveWorkers(versionIds: readonly string[]): Promise<string[][]>;
 }
 
 export interface SequenceRouter {
@@ -26,7 +30,7 @@ export interface SequenceRouter {
 export function createSequenceRouter(
   redis: RedisClient,
   keys: Keys,
-  registry: Pick<FunctionRegistry, 'liveWorkers'>,
+  registry: LiveWorkers,
   opts: { ttlSeconds: number },
 ): SequenceRouter {
   return {

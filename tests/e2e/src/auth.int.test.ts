@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
+import { createApiKeyStore } from '@nvcf/control-store';
 import { GatewayEnv, type RunningGateway, startGateway, toGatewayConfig } from '@nvcf/gateway';
-import { createApiKeyStore, createKeys } from '@nvcf/queue';
+import { createKeys } from '@nvcf/queue';
 import { SignJWT } from 'jose';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,6 @@
+import { createApiKeyStore } from '@nvcf/control-store';
 import type { RunningGateway } from '@nvcf/gateway';
-import { createApiKeyStore, createKeys, WORKERS_GROUP } from '@nvcf/queue';
+import { createKeys, WORKERS_GROUP } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ADMIN_KEY,

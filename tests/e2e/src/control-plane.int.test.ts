@@ -1,6 +1,7 @@
+import { createApiKeyStore } from '@nvcf/control-store';
 import type { RunningGateway } from '@nvcf/gateway';
 import { buildClassifierModel, buildSimpleModel, CLASSIFIER_CONFIG_PBTXT, CLASSIFIER_LABELS } from '@nvcf/models';
-import { createApiKeyStore, createKeys } from '@nvcf/queue';
+import { createKeys } from '@nvcf/queue';
 import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, gfetch, type Harness, pexec, simpleRequest } from './harness.ts';

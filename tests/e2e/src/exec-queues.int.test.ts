@@ -1,4 +1,5 @@
-import { createApiKeyStore, createKeys } from '@nvcf/queue';
+import { createApiKeyStore } from '@nvcf/control-store';
+import { createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, fnId, gfetch, type Harness, pexec, simpleRequest, verId } from './harness.ts';
 import { createRunGate, heldRequest } from './held-model.ts';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { createFunctionSecretStore, createSecretCipher, secretKeyId } from '@nvcf/control-store';
 import type { RunningGateway } from '@nvcf/gateway';
-import { createFunctionSecretStore, createKeys, createSecretCipher, secretKeyId } from '@nvcf/queue';
+import { createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CreatedVersion,

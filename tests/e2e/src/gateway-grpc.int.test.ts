@@ -1,7 +1,8 @@
 import { status } from '@grpc/grpc-js';
+import { createApiKeyStore } from '@nvcf/control-store';
 import type { RunningGateway } from '@nvcf/gateway';
 import { loadKserveProtos, type ModelInferResponseMsg } from '@nvcf/kserve-grpc';
-import { createApiKeyStore, createKeys, MODEL_INFER_RESPONSE_TYPE } from '@nvcf/queue';
+import { createKeys, MODEL_INFER_RESPONSE_TYPE } from '@nvcf/queue';
 import type { RunningWorker } from '@nvcf/worker';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { status } from '@grpc/grpc-js';
+import { createApiKeyStore } from '@nvcf/control-store';
 import { MESSAGE_FRAMING_ALLOWANCE_BYTES } from '@nvcf/gateway';
 import type { ModelInferResponseMsg } from '@nvcf/kserve-grpc';
-import { createApiKeyStore, createKeys } from '@nvcf/queue';
+import { createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type GatewayGrpcFixture,

@@ -2,17 +2,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createApiKeyStore, createFunctionRegistry, type NewApiKey } from '@nvcf/control-store';
 import { type GatewayConfig, GatewayEnv, type RunningGateway, startGateway, toGatewayConfig } from '@nvcf/gateway';
 import { generateExampleRepository } from '@nvcf/models';
 import { NVCF_SCOPES } from '@nvcf/protocol';
-import {
-  createApiKeyStore,
-  createFunctionRegistry,
-  createKeys,
-  createRedis,
-  type NewApiKey,
-  type RedisClient,
-} from '@nvcf/queue';
+import { createKeys, createRedis, type RedisClient } from '@nvcf/queue';
 import { createLogger } from '@nvcf/service-kit';
 import { type RedisHandle, startRedis, startRedisCluster } from '@nvcf/testing';
 import {

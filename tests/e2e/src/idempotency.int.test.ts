@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
+import { createApiKeyStore } from '@nvcf/control-store';
 import type { RunningGateway } from '@nvcf/gateway';
-import { createApiKeyStore, createKeys } from '@nvcf/queue';
+import { createKeys } from '@nvcf/queue';
 import type { RunningWorker } from '@nvcf/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, createHarness, fnId, gfetch, type Harness, pexec, simpleRequest } from './harness.ts';

@@ -1,6 +1,7 @@
+import { createApiKeyStore } from '@nvcf/control-store';
 import type { RunningGateway } from '@nvcf/gateway';
 import { SCOPES } from '@nvcf/protocol';
-import { createApiKeyStore, createKeys } from '@nvcf/queue';
+import { createKeys } from '@nvcf/queue';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, createHarness, fnId, type Harness, simpleRequest } from './harness.ts';

@@ -1,4 +1,5 @@
-import { createApiKeyStore, createKeys } from '@nvcf/queue';
+import { createApiKeyStore } from '@nvcf/control-store';
+import { createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcClient, int32Bytes } from './grpc-test-fixture.ts';
 import { ADMIN_KEY, createHarness, fnId, gfetch, type Harness, pexec, simpleRequest, verId } from './harness.ts';

@@ -1,5 +1,6 @@
+import { createApiKeyStore } from '@nvcf/control-store';
 import type { RunningGateway } from '@nvcf/gateway';
-import { createApiKeyStore, createKeys, createRequestStore } from '@nvcf/queue';
+import { createKeys, createRequestStore } from '@nvcf/queue';
 import { type CheckedResponse, fetchOpenApiValidator, type OpenApiValidator } from '@nvcf/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, createHarness, fnId, type Harness, simpleRequest, verId } from './harness.ts';

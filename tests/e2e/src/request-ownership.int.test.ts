@@ -1,5 +1,6 @@
+import { createApiKeyStore } from '@nvcf/control-store';
 import type { RunningGateway } from '@nvcf/gateway';
-import { createApiKeyStore, createEventStream, createKeys } from '@nvcf/queue';
+import { createEventStream, createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, createHarness, fnId, type Harness, simpleRequest } from './harness.ts';
 

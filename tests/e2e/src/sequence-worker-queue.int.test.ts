@@ -1,8 +1,9 @@
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createFunctionRegistry } from '@nvcf/control-store';
 import type { RunningGateway } from '@nvcf/gateway';
-import { createFunctionRegistry, createKeys } from '@nvcf/queue';
+import { createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, createHarness, fnId, type Harness, verId } from './harness.ts';
 

@@ -3,8 +3,9 @@ import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { createFunctionRegistry } from '@nvcf/control-store';
 import type { RunningGateway } from '@nvcf/gateway';
-import { createFunctionRegistry, createKeys } from '@nvcf/queue';
+import { createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createFunction,

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createFunctionRegistry, type FunctionRegistry, type FunctionVersion } from '@nvcf/control-store';
 import type { RunningGateway } from '@nvcf/gateway';
 import { buildSimpleModel } from '@nvcf/models';
-import { createFunctionRegistry, createKeys, type FunctionRegistry, type FunctionVersion } from '@nvcf/queue';
+import { createKeys } from '@nvcf/queue';
 import type { RunningWorker } from '@nvcf/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, accountKey, createHarness, fnId, type Harness, simpleRequest, verId } from './harness.ts';

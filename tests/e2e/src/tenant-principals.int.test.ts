@@ -1,5 +1,6 @@
+import { createApiKeyStore, createAssetStore } from '@nvcf/control-store';
 import type { RunningGateway } from '@nvcf/gateway';
-import { createApiKeyStore, createAssetStore, createKeys } from '@nvcf/queue';
+import { createKeys } from '@nvcf/queue';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcClient, int32Bytes } from './grpc-test-fixture.ts';

@@ -1,5 +1,6 @@
+import type { FunctionVersion } from '@nvcf/control-store';
 import type { RunningGateway } from '@nvcf/gateway';
-import { createKeys, type FunctionVersion } from '@nvcf/queue';
+import { createKeys } from '@nvcf/queue';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, createHarness, type Harness } from './harness.ts';

@@ -1,6 +1,7 @@
 import { status } from '@grpc/grpc-js';
+import { createFunctionRegistry } from '@nvcf/control-store';
 import type { RunningGateway } from '@nvcf/gateway';
-import { createEventStream, createFunctionRegistry, createKeys } from '@nvcf/queue';
+import { createEventStream, createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcClient } from './grpc-test-fixture.ts';
 import { ADMIN_KEY, adminAuth, createHarness, fnId, type Harness, verId } from './harness.ts';

@@ -2,7 +2,9 @@
  * `WORKER_FUNCTION_VERSIONS`: a worker pool serving one function version (on Kubernetes, a Deployment per version
  * that KEDA scales on that version's queue) takes that version's jobs and never another deployed version's.
  */
-import { createFunctionRegistry, createKeys } from '@nvcf/queue';
+
+import { createFunctionRegistry } from '@nvcf/control-store';
+import { createKeys } from '@nvcf/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, fnId, gfetch, type Harness, pexec, simpleRequest, verId } from './harness.ts';
 

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import type { AssetRecord } from '@nvcf/control-store';
 import { AppError, isPrintableText, NON_PRINTABLE_MESSAGE, parseControlRequest } from '@nvcf/protocol';
-import type { AssetRecord } from '@nvcf/queue';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';

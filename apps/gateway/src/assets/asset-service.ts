@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { AssetQuotaError, type AssetRecord, type AssetStore, assetObjectKey } from '@nvcf/control-store';
 import { AppError } from '@nvcf/protocol';
-import { AssetQuotaError, type AssetRecord, type AssetStore, assetObjectKey } from '@nvcf/queue';
 import { type ObjectStore, type SigningSecret, signUrl, verifySignedUrl } from '@nvcf/storage';
 import { apiKeyIdOf, type Principal, principalKey } from '../auth/principal.ts';
 

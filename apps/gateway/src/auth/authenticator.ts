@@ -1,5 +1,5 @@
+import type { ApiKeyStore } from '@nvcf/control-store';
 import { AppError } from '@nvcf/protocol';
-import type { ApiKeyStore } from '@nvcf/queue';
 import { createJwtVerifier, type JwtOptions } from './jwt-verifier.ts';
 import type { Principal } from './principal.ts';
 

@@ -1,5 +1,5 @@
+import type { RateLimiter } from '@nvcf/control-store';
 import { AppError } from '@nvcf/protocol';
-import type { RateLimiter } from '@nvcf/queue';
 import { type Principal, principalKey } from './principal.ts';
 
 const UNLIMITED = { ok: true, retryAfterSeconds: 0 } as const;

@@ -3,8 +3,9 @@
  * NVCF_JWT_* settings as the gateway's). `pnpm keys --help` for usage.
  */
 import { parseArgs } from 'node:util';
+import { createApiKeyStore } from '@nvcf/control-store';
 import { isScope, NCA_ID_PATTERN, SCOPES, type Scope } from '@nvcf/protocol';
-import { createApiKeyStore, createKeys, createRedis } from '@nvcf/queue';
+import { createKeys, createRedis } from '@nvcf/queue';
 import { loadEnvConfig } from '@nvcf/service-kit';
 import { SignJWT } from 'jose';
 import { GatewayEnvFields } from '../config.ts';

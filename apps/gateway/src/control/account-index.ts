@@ -1,4 +1,4 @@
-import type { FunctionAuthorizationStore, FunctionRegistry } from '@nvcf/queue';
+import type { FunctionAuthorizationStore, FunctionRegistry } from '@nvcf/control-store';
 import type { Logger } from '@nvcf/service-kit';
 
 /**

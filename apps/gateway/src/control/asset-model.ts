@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
+import { assetObjectKey, type FunctionModelSpec } from '@nvcf/control-store';
 import { parseModelConfigText, readOnnxSignature } from '@nvcf/models';
 import { AppError } from '@nvcf/protocol';
-import { assetObjectKey, type FunctionModelSpec } from '@nvcf/queue';
 import {
   extractModelArchive,
   functionModelArchiveKey,

@@ -1,5 +1,5 @@
+import type { AuthorizedParty, FunctionAuthorizationStore, FunctionVersion } from '@nvcf/control-store';
 import { AppError, MAX_AUTHORIZED_PARTIES } from '@nvcf/protocol';
-import type { AuthorizedParty, FunctionAuthorizationStore, FunctionVersion } from '@nvcf/queue';
 import type { FunctionAccess } from './function-access.ts';
 
 /** NVCF's AuthorizedPartiesByFunctionDto: a function (or one version) and the accounts authorized to invoke it. */

@@ -1,5 +1,5 @@
+import type { ContainerSpec } from '@nvcf/control-store';
 import { AppError, type CreateFunctionRequest, parseServerPath } from '@nvcf/protocol';
-import type { ContainerSpec } from '@nvcf/queue';
 
 /** NVCF's default health check path and timeout (NVCF docs: function creation, container functions). */
 const DEFAULT_HEALTH_URI = '/v2/health/ready';

@@ -1,10 +1,10 @@
-import { AppError } from '@nvcf/protocol';
 import {
   accountMayUse,
   type FunctionAuthorizationStore,
   type FunctionRegistry,
   type FunctionVersion,
-} from '@nvcf/queue';
+} from '@nvcf/control-store';
+import { AppError } from '@nvcf/protocol';
 
 /**
  * `GET /v2/nvcf/functions?visibility=` (NVCF: function permissions): `private` the account's own functions,

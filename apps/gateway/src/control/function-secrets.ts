@@ -1,5 +1,5 @@
+import type { FunctionSecretStore, SecretValues } from '@nvcf/control-store';
 import { AppError, type SecretDto } from '@nvcf/protocol';
-import type { FunctionSecretStore, SecretValues } from '@nvcf/queue';
 
 /** A request's secrets (names already checked unique and well-formed at the edge) as name → value. */
 export function secretValuesOf(secrets: readonly SecretDto[] | undefined): SecretValues {

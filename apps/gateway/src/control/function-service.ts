@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { modelFunctionId, modelVersionId } from '@nvcf/models';
-import { AppError, type CreateFunctionRequest, type DeploymentRequest, type SecretDto } from '@nvcf/protocol';
 import type {
   FunctionAuthorizationStore,
   FunctionModelSpec,
@@ -8,7 +6,9 @@ import type {
   FunctionRegistry,
   FunctionSecretStore,
   FunctionVersion,
-} from '@nvcf/queue';
+} from '@nvcf/control-store';
+import { modelFunctionId, modelVersionId } from '@nvcf/models';
+import { AppError, type CreateFunctionRequest, type DeploymentRequest, type SecretDto } from '@nvcf/protocol';
 import {
   functionModelArchiveKey,
   functionModelName,

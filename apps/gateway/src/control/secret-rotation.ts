@@ -1,4 +1,4 @@
-import type { FunctionRegistry, FunctionSecretStore } from '@nvcf/queue';
+import type { FunctionRegistry, FunctionSecretStore } from '@nvcf/control-store';
 import type { Logger } from '@nvcf/service-kit';
 
 /**

@@ -5,6 +5,7 @@ import {
   type ServerUnaryCall,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
+import type { FunctionVersion } from '@nvcf/control-store';
 import {
   decodeModelInferRequest,
   grpcError,
@@ -14,7 +15,6 @@ import {
   unary,
 } from '@nvcf/kserve-grpc';
 import { AppError, NvcfHeader } from '@nvcf/protocol';
-import type { FunctionVersion } from '@nvcf/queue';
 import { type Logger, type Tracing, tracingOff } from '@nvcf/service-kit';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { CallerLimiter } from '../auth/caller-limiter.ts';

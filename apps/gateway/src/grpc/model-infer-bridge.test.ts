@@ -1,6 +1,7 @@
+import { FunctionVersion } from '@nvcf/control-store';
 import { decodeModelInferRequest } from '@nvcf/kserve-grpc';
 import { AppError, decodeInferRequestParts, PROBLEM_CONTENT_TYPE, problem } from '@nvcf/protocol';
-import { FunctionVersion, type InvocationResult, MODEL_INFER_RESPONSE_TYPE } from '@nvcf/queue';
+import { type InvocationResult, MODEL_INFER_RESPONSE_TYPE } from '@nvcf/queue';
 import { describe, expect, it } from 'vitest';
 import { checkModel, decodeInferResult, encodeQueuedInfer } from './model-infer-bridge.ts';
 

@@ -1,3 +1,4 @@
+import type { FunctionModelSpec, FunctionVersion } from '@nvcf/control-store';
 import type { GrpcInferRequest, GrpcRequestedOutput } from '@nvcf/kserve-grpc';
 import {
   AppError,
@@ -7,13 +8,7 @@ import {
   type RequestedOutputOptions,
   type Tensor,
 } from '@nvcf/protocol';
-import {
-  type FunctionModelSpec,
-  type FunctionVersion,
-  type InvocationInput,
-  type InvocationResult,
-  MODEL_INFER_RESPONSE_TYPE,
-} from '@nvcf/queue';
+import { type InvocationInput, type InvocationResult, MODEL_INFER_RESPONSE_TYPE } from '@nvcf/queue';
 import { RelayedFunctionError, relayedProblem } from '../invocation/relayed-problem.ts';
 import { errorCodeOfHttpStatus } from './grpc-status.ts';
 

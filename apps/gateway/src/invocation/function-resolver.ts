@@ -1,11 +1,11 @@
-import { AppError, type FunctionStatus, functionStatus, isInvocable } from '@nvcf/protocol';
 import {
   accountMayUse,
   type FunctionAuthorizationStore,
   type FunctionAuthorizations,
   type FunctionRegistry,
   type FunctionVersion,
-} from '@nvcf/queue';
+} from '@nvcf/control-store';
+import { AppError, type FunctionStatus, functionStatus, isInvocable } from '@nvcf/protocol';
 
 export interface ResolvedVersion {
   fv: FunctionVersion;

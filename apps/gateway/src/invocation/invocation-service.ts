@@ -1,7 +1,7 @@
+import type { FunctionVersion } from '@nvcf/control-store';
 import { AppError } from '@nvcf/protocol';
 import type {
   CompletionWaiter,
-  FunctionVersion,
   IdempotencyStore,
   InvocationInput,
   InvocationJob,

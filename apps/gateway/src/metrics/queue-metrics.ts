@@ -1,4 +1,5 @@
-import type { FunctionRegistry, QueueCounts, QueueStats } from '@nvcf/queue';
+import type { FunctionRegistry } from '@nvcf/control-store';
+import type { QueueCounts, QueueStats } from '@nvcf/queue';
 import { Gauge, type Registry } from 'prom-client';
 import { VERSION_LABELS } from './gateway-metrics.ts';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FunctionRegistry, LiveWorker } from '@nvcf/queue';
+import type { FunctionRegistry, LiveWorker } from '@nvcf/control-store';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';

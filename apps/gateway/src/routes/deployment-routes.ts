@@ -1,5 +1,6 @@
+import type { FunctionRegistry, FunctionVersion } from '@nvcf/control-store';
 import { AppError, DeploymentRequest, parseControlRequest } from '@nvcf/protocol';
-import type { FunctionRegistry, FunctionVersion, Keys } from '@nvcf/queue';
+import type { Keys } from '@nvcf/queue';
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';

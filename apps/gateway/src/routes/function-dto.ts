@@ -1,5 +1,5 @@
+import { FunctionModelSpec, type FunctionVersion, type WorkerMachine } from '@nvcf/control-store';
 import { DeploymentSpecification, FUNCTION_STATUSES, functionStatus } from '@nvcf/protocol';
-import { FunctionModelSpec, type FunctionVersion, type WorkerMachine } from '@nvcf/queue';
 import { z } from 'zod';
 import { timestamp, uuidString } from '../http/openapi-schemas.ts';
 

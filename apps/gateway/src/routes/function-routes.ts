@@ -1,3 +1,4 @@
+import type { FunctionRegistry, FunctionVersion } from '@nvcf/control-store';
 import {
   AppError,
   CreateFunctionRequest,
@@ -5,7 +6,6 @@ import {
   parseControlRequest,
   UpdateMetadataRequest,
 } from '@nvcf/protocol';
-import type { FunctionRegistry, FunctionVersion } from '@nvcf/queue';
 import { type Context, Hono } from 'hono';
 import type { DescribeRouteOptions } from 'hono-openapi';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';

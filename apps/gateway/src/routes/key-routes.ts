@@ -1,3 +1,4 @@
+import { ApiKeyQuotaError, type ApiKeyRecord, type ApiKeyStore } from '@nvcf/control-store';
 import {
   AppError,
   isPrintableText,
@@ -7,7 +8,6 @@ import {
   SCOPES,
   type Scope,
 } from '@nvcf/protocol';
-import { ApiKeyQuotaError, type ApiKeyRecord, type ApiKeyStore } from '@nvcf/queue';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';

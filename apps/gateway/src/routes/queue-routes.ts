@@ -1,5 +1,6 @@
+import type { FunctionRegistry } from '@nvcf/control-store';
 import { AppError, FUNCTION_STATUSES, functionStatus } from '@nvcf/protocol';
-import type { FunctionRegistry, InvocationProducer, RequestStore } from '@nvcf/queue';
+import type { InvocationProducer, RequestStore } from '@nvcf/queue';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';

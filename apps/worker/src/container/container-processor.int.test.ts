@@ -4,14 +4,13 @@ import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ContainerSpec, FunctionVersion } from '@nvcf/control-store';
 import {
-  ContainerSpec,
   createEventStream,
   createKeys,
   createRedis,
   createRequestStore,
   createResultObjectIndex,
-  FunctionVersion,
   type InvocationJob,
   type InvocationProcessor,
   type RedisClient,

@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ContainerSpec, FunctionVersion } from '@nvcf/control-store';
 import {
-  type ContainerSpec,
   type EventStream,
-  type FunctionVersion,
   type InvocationJob,
   type InvocationProcessor,
   type InvocationResult,

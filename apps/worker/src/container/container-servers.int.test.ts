@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ContainerSpec, FunctionVersion } from '@nvcf/queue';
+import { ContainerSpec, FunctionVersion } from '@nvcf/control-store';
 import { createLogger } from '@nvcf/service-kit';
 import { SERVER_USER, type ServerRuntime, serverRuntime } from '@nvcf/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,8 +1,8 @@
 import { chown, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ContainerSpec, FunctionVersion, SecretValues } from '@nvcf/control-store';
 import { parseServerPath } from '@nvcf/protocol';
-import type { ContainerSpec, FunctionVersion, SecretValues } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import { freePort } from '@nvcf/service-kit';
 import { mayRunProcess, type ProcessTrust } from './process-trust.ts';

@@ -1,4 +1,4 @@
-import type { FunctionVersion } from '@nvcf/queue';
+import type { FunctionVersion } from '@nvcf/control-store';
 
 /**
  * Whose `containerArgs` a worker in process mode runs on its host: the versions an operator named

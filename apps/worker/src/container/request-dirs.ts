@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { assetObjectKey } from '@nvcf/queue';
+import { assetObjectKey } from '@nvcf/control-store';
 import type { ObjectStore } from '@nvcf/storage';
 
 /** The file in the large-output dir that reports progress (NVCF worker: progress file); never an artefact. */

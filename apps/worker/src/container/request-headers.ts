@@ -1,4 +1,5 @@
-import type { ContainerSpec, FunctionVersion, InvocationJob } from '@nvcf/queue';
+import type { ContainerSpec, FunctionVersion } from '@nvcf/control-store';
+import type { InvocationJob } from '@nvcf/queue';
 
 /** Headers that belong to one connection (RFC 9110 §7.6.1) or that the worker sets itself. */
 const NOT_FORWARDED = new Set([

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { SecretValues } from '@nvcf/queue';
+import type { SecretValues } from '@nvcf/control-store';
 
 /** NVCF's name for it: a container reads its secrets from `/var/secrets/secrets.json` (NVCF docs: secrets). */
 const SECRETS_FILE = 'secrets.json';

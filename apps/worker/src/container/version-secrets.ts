@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FunctionSecretStore, FunctionVersion, SecretValues } from '@nvcf/queue';
+import type { FunctionSecretStore, FunctionVersion, SecretValues } from '@nvcf/control-store';
 
 /**
  * A version's secrets as this worker could read them: the values (and a digest that changes when they do, not

@@ -1,6 +1,6 @@
+import type { FunctionVersion } from '@nvcf/control-store';
 import type { ModelMetadata } from '@nvcf/inference-server';
 import { modelFunctionId, modelVersionId } from '@nvcf/models';
-import type { FunctionVersion } from '@nvcf/queue';
 
 export { modelFunctionId, modelVersionId };
 

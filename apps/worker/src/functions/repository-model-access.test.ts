@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FunctionAuthorizations, FunctionModelSpec, FunctionVersion } from '@nvcf/queue';
+import type { FunctionAuthorizations, FunctionModelSpec, FunctionVersion } from '@nvcf/control-store';
 import { describe, expect, it } from 'vitest';
 import { modelFunctionVersion } from './model-functions.ts';
 import { repositoryModelAccess } from './repository-model-access.ts';

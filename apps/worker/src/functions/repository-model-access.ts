@@ -1,10 +1,10 @@
-import { modelFunctionId, modelVersionId } from '@nvcf/models';
 import {
   accountMayUse,
   type FunctionAuthorizationStore,
   type FunctionModelSpec,
   type FunctionVersion,
-} from '@nvcf/queue';
+} from '@nvcf/control-store';
+import { modelFunctionId, modelVersionId } from '@nvcf/models';
 
 type ModelVersion = FunctionVersion & { model: FunctionModelSpec };
 

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { assetObjectKey } from '@nvcf/control-store';
 import {
   AppError,
   DATATYPE_BYTE_SIZE,
@@ -7,7 +8,6 @@ import {
   formatShape,
   isDatatype,
 } from '@nvcf/protocol';
-import { assetObjectKey } from '@nvcf/queue';
 import type { ObjectStore, StoredObject } from '@nvcf/storage';
 
 /** The tensor parameter that names the asset holding an input's bytes. */

@@ -1,7 +1,6 @@
 import { DATATYPES, type DeploymentLimits } from '@nvcf/protocol';
+import type { Keys, RedisClient } from '@nvcf/queue';
 import { z } from 'zod';
-import type { Keys } from './keys.ts';
-import type { RedisClient } from './redis-connection.ts';
 
 const TensorSpecSchema = z.object({ name: z.string(), datatype: z.enum(DATATYPES), shape: z.array(z.number().int()) });
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { createKeys } from '@nvcf/queue';
+import { usePrivateRedis } from '@nvcf/queue/testing';
 import { describe, expect, it } from 'vitest';
 import { createFunctionRegistry } from './function-registry.ts';
-import { createKeys } from './keys.ts';
-import { usePrivateRedis } from './private-redis.ts';
 
 const db = usePrivateRedis();
 

@@ -1,3 +1,5 @@
+import { createKeys, type Keys } from '@nvcf/queue';
+import { usePrivateRedis } from '@nvcf/queue/testing';
 import { v4 as uuidv4 } from 'uuid';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -7,8 +9,6 @@ import {
   createAssetStore,
   DEFAULT_ASSET_TTL_SECONDS,
 } from './asset-store.ts';
-import { createKeys, type Keys } from './keys.ts';
-import { usePrivateRedis } from './private-redis.ts';
 
 const db = usePrivateRedis();
 

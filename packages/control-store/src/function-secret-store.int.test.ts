@@ -1,9 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createKeys, type Keys, type RedisClient } from '@nvcf/queue';
+import { usePrivateRedis } from '@nvcf/queue/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createFunctionSecretStore, type FunctionSecretStore, type VersionRef } from './function-secret-store.ts';
-import { createKeys, type Keys } from './keys.ts';
-import { usePrivateRedis } from './private-redis.ts';
-import type { RedisClient } from './redis-connection.ts';
 import { createSecretCipher, SecretDecryptError } from './secret-cipher.ts';
 
 const db = usePrivateRedis();

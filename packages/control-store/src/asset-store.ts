@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { Keys, RedisClient } from '@nvcf/queue';
 import { z } from 'zod';
-import type { Keys } from './keys.ts';
-import type { RedisClient } from './redis-connection.ts';
 
 /** NVCF does not publish an asset lifetime; 24 h is the chosen default (NVCF behaviour: assets). */
 export const DEFAULT_ASSET_TTL_SECONDS = 24 * 60 * 60;

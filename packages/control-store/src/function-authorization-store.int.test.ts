@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_AUTHORIZED_PARTIES } from '@nvcf/protocol';
+import { createKeys, type Keys } from '@nvcf/queue';
+import { usePrivateRedis } from '@nvcf/queue/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createFunctionAuthorizationStore, type FunctionAuthorizationStore } from './function-authorization-store.ts';
-import { createKeys, type Keys } from './keys.ts';
-import { usePrivateRedis } from './private-redis.ts';
 
 const db = usePrivateRedis();
 

@@ -1,9 +1,9 @@
 import { SCOPES } from '@nvcf/protocol';
+import { createKeys, type Keys } from '@nvcf/queue';
+import { usePrivateRedis } from '@nvcf/queue/testing';
 import { v4 as uuidv4 } from 'uuid';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type ApiKeyStore, createApiKeyStore } from './api-key-store.ts';
-import { createKeys, type Keys } from './keys.ts';
-import { usePrivateRedis } from './private-redis.ts';
 
 const db = usePrivateRedis();
 

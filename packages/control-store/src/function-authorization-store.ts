@@ -1,6 +1,5 @@
 import { AuthorizedPartyDto, MAX_AUTHORIZED_PARTIES } from '@nvcf/protocol';
-import type { Keys } from './keys.ts';
-import type { RedisClient } from './redis-connection.ts';
+import type { Keys, RedisClient } from '@nvcf/queue';
 
 /** An account authorized to invoke a function it does not own (NVCF API reference: AuthorizedPartyDto). */
 export type AuthorizedParty = AuthorizedPartyDto;

@@ -1,6 +1,5 @@
+import type { Keys, RedisClient } from '@nvcf/queue';
 import { z } from 'zod';
-import type { Keys } from './keys.ts';
-import type { RedisClient } from './redis-connection.ts';
 import type { SecretCipher } from './secret-cipher.ts';
 
 /** A function version's secrets: name → value (names as NVCF's SecretDto allows them, so never `__proto__`). */

@@ -1,8 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { isScope, type Scope } from '@nvcf/protocol';
+import type { Keys, RedisClient } from '@nvcf/queue';
 import { z } from 'zod';
-import type { Keys } from './keys.ts';
-import type { RedisClient } from './redis-connection.ts';
 
 export const ApiKeyRecord = z.object({
   id: z.string(),

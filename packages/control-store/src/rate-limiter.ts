@@ -1,5 +1,4 @@
-import type { Keys } from './keys.ts';
-import type { RedisClient } from './redis-connection.ts';
+import type { Keys, RedisClient } from '@nvcf/queue';
 
 export interface RateLimiter {
   /** Counts one request for `subject`; `ok: false` with the seconds until its window resets when over. */

@@ -1,18 +1,23 @@
 import { randomUUID } from 'node:crypto';
+import {
+  createEventStream,
+  createInvocationConsumer,
+  createInvocationProducer,
+  createKeys,
+  createRedis,
+  createRequestStore,
+  type InvocationJob,
+  newRequestId,
+  primaries,
+  type RedisClient,
+} from '@nvcf/queue';
 import { type RedisClusterHandle, startRedisCluster } from '@nvcf/testing';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKeyStore } from './api-key-store.ts';
 import { createAssetStore } from './asset-store.ts';
-import { createEventStream } from './event-stream.ts';
 import { createFunctionAuthorizationStore } from './function-authorization-store.ts';
 import { createFunctionRegistry, type FunctionVersion } from './function-registry.ts';
-import { createInvocationConsumer } from './invocation-consumer.ts';
-import { createInvocationProducer } from './invocation-producer.ts';
-import type { InvocationJob } from './job-contract.ts';
-import { createKeys, newRequestId } from './keys.ts';
-import { createRedis, primaries, type RedisClient } from './redis-connection.ts';
-import { createRequestStore } from './request-store.ts';
 
 /** The queue package on a real 3-primary Redis Cluster: every multi-key command stays in one slot. */
 let cluster: RedisClusterHandle;

@@ -1,19 +1,22 @@
 import { randomUUID } from 'node:crypto';
+import {
+  createInvocationConsumer,
+  createInvocationProducer,
+  createKeys,
+  createRedis,
+  createRequestStore,
+  createSequenceRouter,
+  type InvocationConsumer,
+  type InvocationJob,
+  type InvocationProcessor,
+  type InvocationResult,
+  newRequestId,
+  type RedisClient,
+  WORKER_QUEUE_TTL_MS,
+} from '@nvcf/queue';
 import { type RedisHandle, startRedis } from '@nvcf/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFunctionRegistry } from './function-registry.ts';
-import {
-  createInvocationConsumer,
-  type InvocationConsumer,
-  type InvocationProcessor,
-  WORKER_QUEUE_TTL_MS,
-} from './invocation-consumer.ts';
-import { createInvocationProducer } from './invocation-producer.ts';
-import type { InvocationJob } from './job-contract.ts';
-import { createKeys, newRequestId } from './keys.ts';
-import { createRedis, type RedisClient } from './redis-connection.ts';
-import { createRequestStore, type InvocationResult } from './request-store.ts';
-import { createSequenceRouter } from './sequence-router.ts';
 
 /**
  * A worker's own queue (the requests of the sequences it owns, sequence routing) lives while its worker does: its
