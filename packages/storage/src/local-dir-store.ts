@@ -59,92 +59,16 @@ function parseSidecar(text: string): Sidecar {
  */
 export function createLocalDirStore(dir: string, opts: LocalDirStoreOptions = {}): ObjectStore {
   const root = resolve(dir);
-
-  const paths = (key: string) => {
-    const segments = objectKeySegments(key);
-    const name = segments.at(-1)!;
-    const folder = join(root, ...segments.slice(0, -1));
-    const file = join(folder, name);
-    // Belt and braces: the segment rule already keeps every path inside the root.
-    if (!file.startsWith(root + sep)) throw new AppError('INVALID_ARGUMENT', `invalid object key '${key}'`);
-    return { folder, name, file, sidecar: join(folder, `.${name}.meta.json`) };
-  };
-
-  async function streamInto(body: Readable, target: string, limit: number): Promise<number> {
-    let size = 0;
-    const counter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (size > limit) done(tooLarge(limit));
-        else done(null, chunk);
-      },
-    });
-    // On any failure pipeline destroys the source: an HTTP upload stops being read.
-    await pipeline(body, counter, createWriteStream(target, { flush: true }));
-    return size;
-  }
-
   return {
     async put(key, body, meta: ObjectMeta, putOpts = {}) {
-      const { folder, name, file, sidecar } = paths(key);
-      const limit = putOpts.maxBytes ?? opts.maxBytes ?? Number.POSITIVE_INFINITY;
-      if (Buffer.isBuffer(body) && body.length > limit) throw tooLarge(limit);
-      await mkdir(folder, { recursive: true });
-      const tag = randomBytes(8).toString('hex');
-      const tmpData = join(folder, `.${name}.${tag}.tmp`);
-      const tmpMeta = join(folder, `.${name}.${tag}.meta.tmp`);
-      try {
-        let size = 0;
-        if (Buffer.isBuffer(body)) {
-          await writeFile(tmpData, body, { flush: true });
-          size = body.length;
-        } else {
-          size = await streamInto(body, tmpData, limit);
-        }
-        const side: Sidecar = { contentType: meta.contentType, metadata: { ...meta.metadata } };
-        await writeFile(tmpMeta, JSON.stringify(side), { flush: true });
-        await rename(tmpMeta, sidecar);
-        await rename(tmpData, file);
-        return { size };
-      } catch (err) {
-        if (!Buffer.isBuffer(body) && !body.destroyed) body.destroy();
-        await Promise.all([rm(tmpData, { force: true }), rm(tmpMeta, { force: true })]);
-        throw err;
-      }
+      const paths = objectPaths(root, key);
+      return putObject(paths, body, meta, putOpts.maxBytes ?? opts.maxBytes ?? Number.POSITIVE_INFINITY);
     },
-
-    async get(key): Promise<StoredObject | undefined> {
-      const { file, sidecar } = paths(key);
-      let handle: FileHandle;
-      try {
-        handle = await open(file, 'r');
-      } catch (err) {
-        if (isMissing(err)) return undefined;
-        throw err;
-      }
-      try {
-        const info = await handle.stat();
-        if (!info.isFile()) {
-          await handle.close();
-          return undefined;
-        }
-        let side: Sidecar = { contentType: 'application/octet-stream', metadata: {} };
-        try {
-          side = parseSidecar(await readFile(sidecar, 'utf8'));
-        } catch (err) {
-          if (!isMissing(err)) throw err;
-        }
-        // Files are only ever replaced by rename, never written in place: this handle reads exactly
-        // `info.size` bytes. The stream owns the handle from here on (closed at the end or on destroy).
-        return { body: handle.createReadStream(), size: info.size, ...side };
-      } catch (err) {
-        await handle.close();
-        throw err;
-      }
+    async get(key) {
+      return getObject(objectPaths(root, key));
     },
-
     async delete(key) {
-      const { file, sidecar } = paths(key);
+      const { file, sidecar } = objectPaths(root, key);
       for (const path of [file, sidecar]) {
         try {
           await unlink(path);
@@ -153,9 +77,8 @@ export function createLocalDirStore(dir: string, opts: LocalDirStoreOptions = {}
         }
       }
     },
-
     async exists(key) {
-      const { file } = paths(key);
+      const { file } = objectPaths(root, key);
       try {
         return (await stat(file)).isFile();
       } catch (err) {
@@ -164,4 +87,95 @@ export function createLocalDirStore(dir: string, opts: LocalDirStoreOptions = {}
       }
     },
   };
+}
+
+interface ObjectPaths {
+  folder: string;
+  name: string;
+  file: string;
+  sidecar: string;
+}
+
+function objectPaths(root: string, key: string): ObjectPaths {
+  const segments = objectKeySegments(key);
+  const name = segments.at(-1)!;
+  const folder = join(root, ...segments.slice(0, -1));
+  const file = join(folder, name);
+  // Belt and braces: the segment rule already keeps every path inside the root.
+  if (!file.startsWith(root + sep)) throw new AppError('INVALID_ARGUMENT', `invalid object key '${key}'`);
+  return { folder, name, file, sidecar: join(folder, `.${name}.meta.json`) };
+}
+
+async function putObject(
+  { folder, name, file, sidecar }: ObjectPaths,
+  body: Buffer | Readable,
+  meta: ObjectMeta,
+  limit: number,
+): Promise<{ size: number }> {
+  if (Buffer.isBuffer(body) && body.length > limit) throw tooLarge(limit);
+  await mkdir(folder, { recursive: true });
+  const tag = randomBytes(8).toString('hex');
+  const tmpData = join(folder, `.${name}.${tag}.tmp`);
+  const tmpMeta = join(folder, `.${name}.${tag}.meta.tmp`);
+  try {
+    let size = 0;
+    if (Buffer.isBuffer(body)) {
+      await writeFile(tmpData, body, { flush: true });
+      size = body.length;
+    } else {
+      size = await streamInto(body, tmpData, limit);
+    }
+    const side: Sidecar = { contentType: meta.contentType, metadata: { ...meta.metadata } };
+    await writeFile(tmpMeta, JSON.stringify(side), { flush: true });
+    await rename(tmpMeta, sidecar);
+    await rename(tmpData, file);
+    return { size };
+  } catch (err) {
+    if (!Buffer.isBuffer(body) && !body.destroyed) body.destroy();
+    await Promise.all([rm(tmpData, { force: true }), rm(tmpMeta, { force: true })]);
+    throw err;
+  }
+}
+
+async function streamInto(body: Readable, target: string, limit: number): Promise<number> {
+  let size = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (size > limit) done(tooLarge(limit));
+      else done(null, chunk);
+    },
+  });
+  // On any failure pipeline destroys the source: an HTTP upload stops being read.
+  await pipeline(body, counter, createWriteStream(target, { flush: true }));
+  return size;
+}
+
+async function getObject({ file, sidecar }: ObjectPaths): Promise<StoredObject | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, 'r');
+  } catch (err) {
+    if (isMissing(err)) return undefined;
+    throw err;
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) {
+      await handle.close();
+      return undefined;
+    }
+    let side: Sidecar = { contentType: 'application/octet-stream', metadata: {} };
+    try {
+      side = parseSidecar(await readFile(sidecar, 'utf8'));
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+    // Files are only ever replaced by rename, never written in place: this handle reads exactly
+    // `info.size` bytes. The stream owns the handle from here on (closed at the end or on destroy).
+    return { body: handle.createReadStream(), size: info.size, ...side };
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
 }
