@@ -1,21 +1,17 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import {
-  decodeModelInferRequest,
-  encodeModelInferResponse,
-  type GrpcInferRequest,
-  type ModelInferRequestMsg,
-  type ModelInferResponseMsg,
   type NameVersionMsg,
   type RepositoryIndexRequestMsg,
   type RepositoryModelRequestMsg,
   unary,
 } from '@nvcf/kserve-grpc';
 import { modelConfigToJson } from '@nvcf/models';
-import { AppError, encodeBinaryTensorData, type SharedMemoryRef, sharedMemoryRefOf } from '@nvcf/protocol';
+import { AppError, type SharedMemoryRef } from '@nvcf/protocol';
 import type { Logger } from '@nvcf/service-kit';
 import type { InferenceCore } from '../core/core-types.ts';
 import { createSystemSharedMemory, type SystemSharedMemory } from '../shm/system-shared-memory.ts';
-import { modelStreamInfer, ResponseQueue, type StreamAnswer } from './model-stream-infer.ts';
+import { createModelInfer, createStreamInfer, orUndefined } from './kserve-grpc-infer.ts';
+import { modelStreamInfer } from './model-stream-infer.ts';
 import { repositoryLoadOptions } from './repository-load-options.ts';
 
 export interface KserveGrpcServiceOptions {
@@ -30,12 +26,6 @@ export interface KserveGrpcServiceOptions {
 
 /** Declared in grpc_service.proto for stub compatibility, answered UNIMPLEMENTED. */
 const UNSUPPORTED = ['TraceSetting', 'LogSettings'] as const;
-
-const orUndefined = (s: string) => (s === '' ? undefined : s);
-
-/** Triton's `triton_final_response` response parameter. */
-const FINAL = { triton_final_response: { bool_param: true, parameter_choice: 'bool_param' } } as const;
-const NOT_FINAL = { triton_final_response: { bool_param: false, parameter_choice: 'bool_param' } } as const;
 
 /**
  * `inference.GRPCInferenceService` over the transport-neutral core: each RPC decodes its message,
@@ -56,73 +46,21 @@ export function createKserveGrpcService(
     ...(opts.maxElements === undefined ? {} : { maxElements: opts.maxElements }),
     sharedMemory: (ref: SharedMemoryRef, label: string) => shm.read(ref, label),
   };
-
-  const infer = async (msg: ModelInferRequestMsg, call: { cancelled: boolean }): Promise<ModelInferResponseMsg> => {
-    if (core.isDecoupled(msg.model_name, orUndefined(msg.model_version))) {
-      throw new AppError('UNIMPLEMENTED', "ModelInfer RPC doesn't support models with decoupled transaction policy");
-    }
-    const request = decodeModelInferRequest(msg, decodeOpts);
-    const outputShm = sharedMemoryOutputs(request.outputs);
-    // Cheap cancellation: a request whose caller has gone (cancel, deadline) is not run at all.
-    if (call.cancelled) throw new AppError('CANCELLED', 'request cancelled by the client');
-    const res = await core.infer(request);
-    if (outputShm.size === 0) return encodeModelInferResponse(res);
-    for (const output of res.outputs) {
-      const ref = outputShm.get(output.name);
-      if (ref) {
-        const bytes = encodeBinaryTensorData(output.datatype, output.shape, output.data, `output '${output.name}'`);
-        shm.write(ref, bytes, output.name);
-      }
-    }
-    return encodeModelInferResponse(res, { inSharedMemory: new Set(outputShm.keys()) });
+  const infer = createModelInfer(core, shm, decodeOpts);
+  const streamInfer = createStreamInfer(core, infer, decodeOpts);
+  return {
+    ...metadataRpcs(core, logger),
+    ModelInfer: unary('ModelInfer', infer, logger),
+    ...sharedMemoryRpcs(shm, logger),
+    ModelStreamInfer: modelStreamInfer(streamInfer, { maxInFlight: opts.maxStreamInFlight ?? 16, logger }),
+    ...repositoryRpcs(core, logger),
+    ...unsupportedRpcs(logger),
   };
+}
 
-  /**
-   * A stream's request: every response carries `triton_final_response` (Triton's); a decoupled model's responses
-   * come as it makes them (false on each), then — only if the request set `triton_enable_empty_final_response` —
-   * an empty response that says the request is complete.
-   */
-  const streamInfer = async (msg: ModelInferRequestMsg, call: { cancelled: boolean }): Promise<StreamAnswer> => {
-    const { triton_enable_empty_final_response: emptyFinal, ...parameters } = msg.parameters;
-    if (emptyFinal !== undefined && emptyFinal.parameter_choice !== 'bool_param') {
-      throw new AppError(
-        'INVALID_ARGUMENT',
-        "invalid value type for 'triton_enable_empty_final_response' parameter, expected bool_param.",
-      );
-    }
-    const request = { ...msg, parameters };
-    if (!core.isDecoupled(msg.model_name, orUndefined(msg.model_version))) {
-      const response = await infer(request, call);
-      return { ...response, parameters: { ...response.parameters, ...FINAL } };
-    }
-    const decoded = decodeModelInferRequest(request, decodeOpts);
-    if (call.cancelled) throw new AppError('CANCELLED', 'request cancelled by the client');
-    const queue = new ResponseQueue<ModelInferResponseMsg>();
-    core
-      .inferDecoupled(decoded, (res) => {
-        const response = encodeModelInferResponse(res);
-        queue.push({ ...response, parameters: { ...response.parameters, ...NOT_FINAL } });
-      })
-      .then(
-        () => {
-          if (emptyFinal?.bool_param === true) {
-            queue.push({
-              model_name: msg.model_name,
-              model_version: msg.model_version,
-              id: msg.id,
-              parameters: FINAL,
-              outputs: [],
-              raw_output_contents: [],
-            });
-          }
-          queue.end();
-        },
-        (err: unknown) => queue.fail(err),
-      );
-    return queue;
-  };
-
-  const service: UntypedServiceImplementation = {
+/** Health, metadata, configuration and statistics of the server and its models. */
+function metadataRpcs(core: InferenceCore, logger: Logger | undefined): UntypedServiceImplementation {
+  return {
     ServerLive: unary('ServerLive', () => ({ live: core.isLive() }), logger),
     ServerReady: unary('ServerReady', () => ({ ready: core.isReady() }), logger),
     ModelReady: unary(
@@ -140,9 +78,6 @@ export function createKserveGrpcService(
       (req: NameVersionMsg) => core.modelMetadata(req.name, orUndefined(req.version)),
       logger,
     ),
-    ModelInfer: unary('ModelInfer', infer, logger),
-    ...sharedMemoryRpcs(shm, logger),
-    ModelStreamInfer: modelStreamInfer(streamInfer, { maxInFlight: opts.maxStreamInFlight ?? 16, logger }),
     ModelConfig: unary(
       'ModelConfig',
       (req: NameVersionMsg) => ({ config: modelConfigToJson(core.modelConfig(req.name, orUndefined(req.version))) }),
@@ -153,6 +88,11 @@ export function createKserveGrpcService(
       (req: NameVersionMsg) => ({ model_stats: core.statistics(orUndefined(req.name), orUndefined(req.version)) }),
       logger,
     ),
+  };
+}
+
+function repositoryRpcs(core: InferenceCore, logger: Logger | undefined): UntypedServiceImplementation {
+  return {
     // One repository per server: repository_name is not consulted.
     RepositoryIndex: unary(
       'RepositoryIndex',
@@ -179,6 +119,10 @@ export function createKserveGrpcService(
       logger,
     ),
   };
+}
+
+function unsupportedRpcs(logger: Logger | undefined): UntypedServiceImplementation {
+  const service: UntypedServiceImplementation = {};
   for (const method of UNSUPPORTED) {
     service[method] = unary(
       method,
@@ -189,26 +133,6 @@ export function createKserveGrpcService(
     );
   }
   return service;
-}
-
-/** Requested outputs that go to a shared memory region, by name (Triton shared memory extension). */
-function sharedMemoryOutputs(outputs: GrpcInferRequest['outputs']): Map<string, SharedMemoryRef> {
-  const refs = new Map<string, SharedMemoryRef>();
-  for (const output of outputs ?? []) {
-    const ref = sharedMemoryRefOf(output.parameters, output.name);
-    if (!ref) continue;
-    if (output.parameters?.shared_memory_byte_size === undefined) {
-      throw new AppError(
-        'INVALID_ARGUMENT',
-        `'shared_memory_byte_size' must be specified along with 'shared_memory_region' parameter for tensor '${output.name}'`,
-      );
-    }
-    if (output.classification !== undefined) {
-      throw new AppError('INVALID_ARGUMENT', "Output can't set both 'shared_memory_region' and 'classification'");
-    }
-    refs.set(output.name, ref);
-  }
-  return refs;
 }
 
 /**
