@@ -1,27 +1,21 @@
-import { randomUUID } from 'node:crypto';
 import type {
   FunctionAuthorizationStore,
-  FunctionModelSpec,
   FunctionQuota,
   FunctionRegistry,
   FunctionSecretStore,
   FunctionVersion,
 } from '@nvcf/control-store';
-import { modelFunctionId, modelVersionId } from '@nvcf/models';
 import { AppError, type CreateFunctionRequest, type DeploymentRequest, type SecretDto } from '@nvcf/protocol';
 import {
   functionModelArchiveKey,
   functionModelName,
   functionModelObjectKey,
-  isFunctionModelName,
   type ModelArchiveLimits,
   type ObjectStore,
 } from '@nvcf/storage';
 import type { AssetService } from '../assets/index.ts';
-import { functionQuotaExceeded, versionQuotaExceeded } from './account-quotas.ts';
-import { assetIdOf, modelFromAsset } from './asset-model.ts';
-import { containerSpecOf } from './container-spec.ts';
 import type { FunctionAccess } from './function-access.ts';
+import { type RegistrationOwner, registerVersion } from './function-registration.ts';
 import { checkSecretsAccepted, secretValuesOf } from './function-secrets.ts';
 
 export interface FunctionService {
@@ -29,10 +23,7 @@ export interface FunctionService {
    * Registers a new function, or a new version of `functionId`, in account `ncaId` (the creator's). Status INACTIVE
    * until deployed.
    */
-  create(
-    req: CreateFunctionRequest,
-    opts: { functionId?: string; ownerSubject: string; ncaId: string },
-  ): Promise<FunctionVersion>;
+  create(req: CreateFunctionRequest, opts: RegistrationOwner): Promise<FunctionVersion>;
   get(functionId: string, versionId: string): Promise<FunctionVersion>;
   versions(functionId: string): Promise<FunctionVersion[]>;
   updateMetadata(
@@ -53,23 +44,6 @@ export interface FunctionService {
     opts: { update: boolean },
   ): Promise<FunctionVersion>;
   undeploy(functionId: string, versionId: string): Promise<FunctionVersion>;
-}
-
-/**
- * The ONNX model a function serves: `models[0]`, as `model-repository://<name>/<version>` (or name +
- * version) for a model workers publish from their repository, or `asset://<assetId>` for an uploaded `.onnx`
- * file or zipped model directory.
- */
-function modelReference(req: CreateFunctionRequest): { name: string; version: string; uri: string } {
-  const ref = req.models?.[0];
-  if (!ref) {
-    throw new AppError(
-      'INVALID_ARGUMENT',
-      'Invalid request: \'models\' must name the ONNX model to serve: "model-repository://<name>/<version>" or an uploaded asset, "asset://<assetId>" (or give \'containerImage\' for a container function)',
-    );
-  }
-  const m = /^model-repository:\/\/([^/]+)\/([^/]+)$/.exec(ref.uri);
-  return m ? { name: m[1] as string, version: m[2] as string, uri: ref.uri } : { ...ref };
 }
 
 export interface FunctionServiceOptions {
@@ -104,122 +78,20 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
     await registry.notifyChanged();
     opts.onChange(fv.id);
   };
-
-  /**
-   * The ONNX model `models[0]` names: an uploaded asset of the caller's, or a repository model whose publishing
-   * function account `ncaId` may invoke ("you may build on a model if you may invoke the function that publishes
-   * it"). Anything else, another version's uploaded model (`fv-…`) included, is the same 400 as a model that does
-   * not exist, so names cannot be probed across accounts.
-   */
-  async function modelOf(
-    req: CreateFunctionRequest,
-    versionId: string,
-    owner: { subject: string; ncaId: string },
-  ): Promise<FunctionModelSpec> {
-    const ref = modelReference(req);
-    const assetId = assetIdOf(ref.uri);
-    if (assetId) return modelFromAsset(opts, owner.subject, assetId, versionId);
-    const source = isFunctionModelName(ref.name) ? undefined : await repositoryModel(owner.ncaId, ref);
-    if (!source) {
-      throw new AppError(
-        'INVALID_ARGUMENT',
-        `Invalid request: model '${ref.name}' version '${ref.version}' is not in any worker's model repository`,
-      );
-    }
-    return source;
-  }
-
-  /** The model its publishing function serves, when account `ncaId` may invoke that function. */
-  async function repositoryModel(
-    ncaId: string,
-    ref: { name: string; version: string },
-  ): Promise<FunctionModelSpec | undefined> {
-    const publisher = await opts.access
-      .visibleVersion(ncaId, modelFunctionId(ref.name), modelVersionId(ref.name, ref.version))
-      .catch((err: unknown) => {
-        if (err instanceof AppError && err.code === 'NOT_FOUND') return undefined;
-        throw err;
-      });
-    const model = publisher?.model;
-    return model?.name === ref.name && model.version === ref.version ? model : undefined;
-  }
-
-  /** Refuses early what the quota would refuse at the end: before a model is converted or secrets written. */
-  async function checkQuota(functionId: string | undefined, ncaId: string): Promise<void> {
-    const { functionsPerAccount, versionsPerFunction } = opts.quota;
-    if (functionId === undefined) {
-      if (functionsPerAccount > 0 && (await registry.accountFunctionIds(ncaId)).length >= functionsPerAccount) {
-        throw functionQuotaExceeded(functionsPerAccount);
-      }
-      return;
-    }
-    const versions = (await registry.versions(functionId)).length;
-    if (versions === 0) throw new AppError('NOT_FOUND', `Function '${functionId}' not found`);
-    if (versionsPerFunction > 0 && versions >= versionsPerFunction) {
-      throw versionQuotaExceeded(functionId, versionsPerFunction);
-    }
-  }
-
-  /** Stores a new version: the quota is checked again in the same script that writes it (concurrent creates). */
-  async function store(fv: FunctionVersion, newFunction: boolean): Promise<void> {
-    const outcome = await registry.create(fv, { newFunction, quota: opts.quota });
-    if (outcome === 'functions') throw functionQuotaExceeded(opts.quota.functionsPerAccount);
-    if (outcome === 'versions') throw versionQuotaExceeded(fv.id, opts.quota.versionsPerFunction);
-    if (outcome === 'gone') throw new AppError('NOT_FOUND', `Function '${fv.id}' not found`);
-  }
-
-  async function get(functionId: string, versionId: string): Promise<FunctionVersion> {
+  const get = async (functionId: string, versionId: string): Promise<FunctionVersion> => {
     const fv = await registry.get(functionId, versionId);
     if (!fv) throw new AppError('NOT_FOUND', `Function '${functionId}' version '${versionId}' not found`);
     return fv;
-  }
+  };
+  /** Stores a changed version and announces it. */
+  const replace = async (next: FunctionVersion) => {
+    await registry.upsert(next);
+    await changed(next);
+    return next;
+  };
 
   return {
-    async create(req, { functionId, ownerSubject, ncaId }) {
-      await checkQuota(functionId, ncaId);
-      const versionId = randomUUID();
-      // A container function's server is the worker's to reach; a model function's model must exist now.
-      const container = containerSpecOf(req);
-      const secretValues = secretValuesOf(req.secrets);
-      checkSecretsAccepted(opts.secrets, { container }, secretValues);
-      const model = container ? undefined : await modelOf(req, versionId, { subject: ownerSubject, ncaId });
-      const { name, inferenceUrl, apiBodyFormat, functionType, description, tags, models, secrets, ...rest } = req;
-      // A container's image, command and environment are stored once, in `container` (the DTO gives them back).
-      const { containerImage: _image, containerArgs: _args, containerEnvironment: _environment, ...spec } = rest;
-      const kept = container ? spec : rest;
-      const id = functionId ?? randomUUID();
-      const fv: FunctionVersion = {
-        id,
-        versionId,
-        name,
-        ncaId,
-        createdAt: new Date().toISOString(),
-        description: description ?? '',
-        functionType,
-        apiBodyFormat,
-        inferenceUrl,
-        models: models ?? [],
-        tags: tags ?? [],
-        // Their names only: the values are in the secret store, encrypted, and never returned.
-        spec: { ...kept, ...(secrets ? { secretNames: secrets.map((s) => s.name) } : {}) },
-        deployment: null,
-        ...(model ? { model } : {}),
-        ...(container ? { container } : {}),
-      };
-      if (Object.keys(secretValues).length === 0) {
-        await store(fv, functionId === undefined);
-        return fv;
-      }
-      // Before the version exists: a worker that sees it deployed finds its secrets there.
-      await opts.secrets.replace({ functionId: id, versionId }, secretValues);
-      try {
-        await store(fv, functionId === undefined);
-      } catch (err) {
-        await opts.secrets.remove(versionId).catch(() => {});
-        throw err;
-      }
-      return fv;
-    },
+    create: (req, owner) => registerVersion(registry, opts, req, owner),
     get,
     async versions(functionId) {
       const all = await registry.versions(functionId);
@@ -258,43 +130,46 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
     },
     async deploy(functionId, versionId, req, { update }) {
       const fv = await get(functionId, versionId);
-      if (update && !fv.deployment)
-        throw new AppError('NOT_FOUND', `Function '${functionId}' version '${versionId}' is not deployed`);
-      if (!update && fv.deployment && fv.deployment.specifications.length > 0) {
-        throw new AppError(
-          'INVALID_ARGUMENT',
-          `Invalid request: function '${functionId}' version '${versionId}' is already deployed; use PUT to change it`,
-        );
-      }
-      const [first] = req.deploymentSpecifications;
-      const specs = req.deploymentSpecifications;
-      if (update && fv.deployment) {
-        const before = fv.deployment.specifications[0];
-        if (before && (before.gpu !== first?.gpu || (before.backend ?? null) !== (first?.backend ?? null))) {
-          throw new AppError('INVALID_ARGUMENT', "Invalid request: 'gpu' and 'backend' of a deployment cannot change");
-        }
-      }
-      const next: FunctionVersion = {
-        ...fv,
-        deployment: {
-          minInstances: specs.reduce((n, s) => n + s.minInstances, 0),
-          maxInstances: specs.reduce((n, s) => n + s.maxInstances, 0),
-          maxRequestConcurrency: first?.maxRequestConcurrency ?? 1,
-          specifications: specs,
-          createdAt: (update ? fv.deployment?.createdAt : undefined) ?? new Date().toISOString(),
-        },
-      };
-      await registry.upsert(next);
-      await changed(next);
-      return next;
+      return replace({ ...fv, deployment: nextDeployment(fv, req, update) });
     },
     async undeploy(functionId, versionId) {
-      const fv = await get(functionId, versionId);
-      const next = { ...fv, deployment: null };
-      await registry.upsert(next);
-      await changed(next);
-      return next;
+      return replace({ ...(await get(functionId, versionId)), deployment: null });
     },
+  };
+}
+
+/**
+ * The deployment `req` asks for: a first one (a version deployed already is a 400: PUT changes it), or a change of
+ * the current one (`update`), which keeps its `gpu` and `backend`.
+ */
+function nextDeployment(
+  fv: FunctionVersion,
+  req: DeploymentRequest,
+  update: boolean,
+): NonNullable<FunctionVersion['deployment']> {
+  const { id: functionId, versionId } = fv;
+  if (update && !fv.deployment)
+    throw new AppError('NOT_FOUND', `Function '${functionId}' version '${versionId}' is not deployed`);
+  if (!update && fv.deployment && fv.deployment.specifications.length > 0) {
+    throw new AppError(
+      'INVALID_ARGUMENT',
+      `Invalid request: function '${functionId}' version '${versionId}' is already deployed; use PUT to change it`,
+    );
+  }
+  const [first] = req.deploymentSpecifications;
+  const specs = req.deploymentSpecifications;
+  if (update && fv.deployment) {
+    const before = fv.deployment.specifications[0];
+    if (before && (before.gpu !== first?.gpu || (before.backend ?? null) !== (first?.backend ?? null))) {
+      throw new AppError('INVALID_ARGUMENT', "Invalid request: 'gpu' and 'backend' of a deployment cannot change");
+    }
+  }
+  return {
+    minInstances: specs.reduce((n, s) => n + s.minInstances, 0),
+    maxInstances: specs.reduce((n, s) => n + s.maxInstances, 0),
+    maxRequestConcurrency: first?.maxRequestConcurrency ?? 1,
+    specifications: specs,
+    createdAt: (update ? fv.deployment?.createdAt : undefined) ?? new Date().toISOString(),
   };
 }
 

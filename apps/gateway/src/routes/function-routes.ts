@@ -59,6 +59,15 @@ const VISIBILITY: NonNullable<DescribeRouteOptions['parameters']>[number] = {
   },
 };
 
+/** `getFunction`'s `includeSecrets` query parameter. */
+const INCLUDE_SECRETS: NonNullable<DescribeRouteOptions['parameters']>[number] = {
+  in: 'query',
+  name: 'includeSecrets',
+  required: false,
+  description: 'Whether `secrets` lists the version’s secret names (never their values).',
+  schema: { type: 'boolean', default: true },
+};
+
 /** The `visibility` values asked for (each once), all of them when none is given; 400 for an unknown one. */
 function visibilityOf(c: Context<AuthEnv>): ReadonlySet<Visibility> {
   const given = (c.req.queries('visibility') ?? []).flatMap((v) => v.split(',')).map((v) => v.trim());
@@ -100,34 +109,57 @@ const createSpec = (versioned: boolean): OperationSpec => ({
   },
 });
 
-/** Function registration and lookup (NVCF API reference: function management): one DTO per version. */
+/** What the function registrars share. */
+interface FunctionRouteDeps {
+  registry: FunctionRegistry;
+  functions: FunctionService;
+  access: FunctionAccess;
+  auth: Authenticator;
+}
+
+/** The DTOs `viewer` (an account) sees: with their live workers, and whether another account owns them. */
+async function withLive(registry: FunctionRegistry, fvs: FunctionVersion[], viewer: string) {
+  const [live, machines] = await Promise.all([
+    registry.liveWorkers(fvs.map((fv) => fv.versionId)),
+    registry.liveMachines(),
+  ]);
+  const byWorker = new Map(machines.map((m) => [m.workerId, m]));
+  return fvs.map((fv, i) => functionDto(fv, live[i] ?? [], byWorker, viewer));
+}
+
+/** The ids of the path: a function the credential must be allowed and its account must own. */
+async function owned(access: FunctionAccess, c: Context<AuthEnv>) {
+  const functionId = uuidParam('functionId', c.req.param('functionId') ?? '');
+  requireFunction(c.get('principal'), functionId);
+  const rawVersion = c.req.param('versionId');
+  const versionId = rawVersion === undefined ? undefined : uuidParam('versionId', rawVersion);
+  await access.requireOwner(c.get('principal').ncaId, functionId, versionId);
+  return { functionId, versionId: versionId ?? '' };
+}
+
+/**
+ * Function registration and lookup (NVCF API reference: function management): one DTO per version. Hono matches
+ * routes in registration order, so the parts are composed in the order their routes were always registered.
+ */
 export function functionRoutes(
   registry: FunctionRegistry,
   functions: FunctionService,
   access: FunctionAccess,
   auth: Authenticator,
 ): Hono<AuthEnv> {
+  const deps: FunctionRouteDeps = { registry, functions, access, auth };
+  const app = new Hono<AuthEnv>();
+  app.route('/', functionListRoutes(deps));
+  app.route('/', functionVersionReadRoutes(deps));
+  app.route('/', functionCreateRoutes(deps));
+  app.route('/', functionChangeRoutes(deps));
+  return app;
+}
+
+/** `GET /v2/nvcf/functions` and `GET /v2/nvcf/functions/ids`: what the credential may access, as `visibility` asks. */
+function functionListRoutes({ registry, access, auth }: FunctionRouteDeps): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const lister = requireAuth(auth, ...LIST);
-  /** The DTOs `viewer` (an account) sees: with their live workers, and whether another account owns them. */
-  const withLive = async (fvs: FunctionVersion[], viewer: string) => {
-    const [live, machines] = await Promise.all([
-      registry.liveWorkers(fvs.map((fv) => fv.versionId)),
-      registry.liveMachines(),
-    ]);
-    const byWorker = new Map(machines.map((m) => [m.workerId, m]));
-    return fvs.map((fv, i) => functionDto(fv, live[i] ?? [], byWorker, viewer));
-  };
-  /** The ids of the path: a function the credential must be allowed and its account must own. */
-  const owned = async (c: Context<AuthEnv>) => {
-    const functionId = uuidParam('functionId', c.req.param('functionId') ?? '');
-    requireFunction(c.get('principal'), functionId);
-    const rawVersion = c.req.param('versionId');
-    const versionId = rawVersion === undefined ? undefined : uuidParam('versionId', rawVersion);
-    await access.requireOwner(c.get('principal').ncaId, functionId, versionId);
-    return { functionId, versionId: versionId ?? '' };
-  };
-
   app.get(
     '/v2/nvcf/functions',
     describeOperation({
@@ -149,7 +181,7 @@ export function functionRoutes(
       const all = (await access.list(principal.ncaId, visibilityOf(c))).filter((fv) =>
         mayAccessFunction(principal, fv.id),
       );
-      return c.json({ functions: await withLive(all, principal.ncaId) });
+      return c.json({ functions: await withLive(registry, all, principal.ncaId) });
     },
   );
   app.get(
@@ -171,6 +203,13 @@ export function functionRoutes(
       return c.json({ functionIds: [...ids] });
     },
   );
+  return app;
+}
+
+/** `GET` of one function's versions, and of one version. */
+function functionVersionReadRoutes({ registry, access, auth }: FunctionRouteDeps): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
+  const lister = requireAuth(auth, ...LIST);
   app.get(
     '/v2/nvcf/functions/:functionId/versions',
     describeOperation({
@@ -188,7 +227,7 @@ export function functionRoutes(
       const principal = c.get('principal');
       requireFunction(principal, functionId);
       const versions = await access.visibleVersions(principal.ncaId, functionId);
-      return c.json({ functions: await withLive(versions, principal.ncaId) });
+      return c.json({ functions: await withLive(registry, versions, principal.ncaId) });
     },
   );
   app.get(
@@ -198,17 +237,7 @@ export function functionRoutes(
       operationId: 'getFunction',
       summary: 'Get a function version',
       scopes: LIST,
-      parameters: [
-        FUNCTION_ID,
-        VERSION_ID,
-        {
-          in: 'query',
-          name: 'includeSecrets',
-          required: false,
-          description: 'Whether `secrets` lists the version’s secret names (never their values).',
-          schema: { type: 'boolean', default: true },
-        },
-      ],
+      parameters: [FUNCTION_ID, VERSION_ID, INCLUDE_SECRETS],
       responses: { 200: jsonResponse('The version.', FunctionResponse) },
       problems: {
         400: `${Reason.notUuid} Or \`includeSecrets\` is not \`true\` or \`false\`.`,
@@ -227,11 +256,16 @@ export function functionRoutes(
         throw new AppError('INVALID_ARGUMENT', "Invalid request: 'includeSecrets' must be true or false");
       }
       const fv = await access.visibleVersion(principal.ncaId, functionId, versionId);
-      const [dto] = await withLive([fv], principal.ncaId);
+      const [dto] = await withLive(registry, [fv], principal.ncaId);
       return c.json({ function: dto && includeSecrets === 'false' ? withoutSecretNames(dto) : dto });
     },
   );
+  return app;
+}
 
+/** `POST` of a new function, and of a new version of an owned one. */
+function functionCreateRoutes({ functions, access, auth }: FunctionRouteDeps): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
   const register = requireAuth(auth, 'register_function');
   app.post('/v2/nvcf/functions', describeOperation(createSpec(false)), register, async (c) => {
     const req = parseControlRequest(CreateFunctionBody, await readJsonBody(c.req.raw));
@@ -241,7 +275,7 @@ export function functionRoutes(
     return c.json({ function: functionDto(fv, []) });
   });
   app.post('/v2/nvcf/functions/:functionId/versions', describeOperation(createSpec(true)), register, async (c) => {
-    const { functionId } = await owned(c);
+    const { functionId } = await owned(access, c);
     const req = parseControlRequest(CreateFunctionBody, await readJsonBody(c.req.raw));
     const principal = c.get('principal');
     const fv = await functions.create(req, {
@@ -251,7 +285,12 @@ export function functionRoutes(
     });
     return c.json({ function: functionDto(fv, []) });
   });
+  return app;
+}
 
+/** The owner's changes to a version: its metadata, and its deletion. */
+function functionChangeRoutes({ registry, functions, access, auth }: FunctionRouteDeps): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
   app.put(
     '/v2/nvcf/metadata/functions/:functionId/versions/:versionId',
     describeOperation({
@@ -271,10 +310,10 @@ export function functionRoutes(
     }),
     requireAuth(auth, 'update_function'),
     async (c) => {
-      const { functionId, versionId } = await owned(c);
+      const { functionId, versionId } = await owned(access, c);
       const change = parseControlRequest(UpdateMetadataBody, await readJsonBody(c.req.raw));
       const fv = await functions.updateMetadata(functionId, versionId, change);
-      return c.json({ function: (await withLive([fv], fv.ncaId))[0] });
+      return c.json({ function: (await withLive(registry, [fv], fv.ncaId))[0] });
     },
   );
   app.delete(
@@ -293,7 +332,7 @@ export function functionRoutes(
     }),
     requireAuth(auth, 'delete_function'),
     async (c) => {
-      const { functionId, versionId } = await owned(c);
+      const { functionId, versionId } = await owned(access, c);
       await functions.remove(functionId, versionId);
       return c.body(null, 204);
     },
