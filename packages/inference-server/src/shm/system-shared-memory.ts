@@ -62,66 +62,23 @@ export function createSystemSharedMemory(opts: SystemSharedMemoryOptions): Syste
     }
   };
 
-  /** The region and the object offset of `ref`'s window, checked as Triton checks it. */
-  function locate(ref: SharedMemoryRef): { region: OpenRegion; position: number } {
-    const region = regions.get(ref.region);
-    if (!region) throw new AppError('NOT_FOUND', `Unable to find shared memory region: '${ref.region}'`);
-    if (ref.offset >= region.byteSize && !(ref.offset === 0 && region.byteSize === 0)) {
-      throw new AppError('INVALID_ARGUMENT', `Invalid offset for shared memory region: '${ref.region}'`);
-    }
-    if (ref.offset + ref.byteSize > region.byteSize) {
-      throw new AppError('INVALID_ARGUMENT', `Invalid offset + byte size for shared memory region: '${ref.region}'`);
-    }
-    return { region, position: region.offset + ref.offset };
-  }
-
   const drop = (region: OpenRegion) => {
     regions.delete(region.name);
     closeSync(region.fd);
   };
 
   return {
-    status(name) {
-      const all = name === undefined ? [...regions.values()] : [regions.get(name)];
-      return all.map((r) => {
-        if (!r) throw new AppError('NOT_FOUND', `Unable to find system shared memory region: '${name}'`);
-        return { name: r.name, key: r.key, offset: r.offset, byteSize: r.byteSize };
-      });
-    },
+    status: (name) => statusOf(regions, name),
 
     assertEnabled: () => checkAllowed(),
 
-    register({ name, key, offset, byteSize }) {
+    register(region) {
       checkAllowed();
-      if (key.includes(RESERVED_PREFIX)) {
-        throw new AppError(
-          'INVALID_ARGUMENT',
-          `cannot register shared memory region '${name}' with key '${key}' as the key contains the reserved prefix '${RESERVED_PREFIX}'`,
-        );
+      const file = objectFileOf(region);
+      if (regions.has(region.name)) {
+        throw new AppError('ALREADY_EXISTS', `shared memory region '${region.name}' already in manager`);
       }
-      // glibc's shm_open drops leading slashes and refuses any other: the object is a file directly in
-      // /dev/shm, so no key can name a path outside it.
-      const file = key.replace(/^\/+/, '');
-      if (file === '' || file.includes('/') || file === '.' || file === '..') {
-        throw new AppError(
-          'INVALID_ARGUMENT',
-          `cannot register shared memory region '${name}' - invalid shm key '${key}'`,
-        );
-      }
-      if (regions.has(name)) {
-        throw new AppError('ALREADY_EXISTS', `shared memory region '${name}' already in manager`);
-      }
-      let fd: number;
-      try {
-        fd = openSync(join(directory, file), 'r+');
-      } catch (err) {
-        throw new AppError('INTERNAL', `Unable to open shared memory region: '${key}'`, { cause: err });
-      }
-      if (fstatSync(fd).size < offset + byteSize) {
-        closeSync(fd);
-        throw new AppError('INVALID_ARGUMENT', `failed to register shared memory region '${name}': invalid args`);
-      }
-      regions.set(name, { name, key, offset, byteSize, fd });
+      regions.set(region.name, openRegion(join(directory, file), region));
     },
 
     unregister(name) {
@@ -133,21 +90,7 @@ export function createSystemSharedMemory(opts: SystemSharedMemoryOptions): Syste
       }
     },
 
-    read(ref) {
-      const { region, position } = locate(ref);
-      const bytes = Buffer.allocUnsafe(ref.byteSize);
-      let done = 0;
-      while (done < bytes.length) {
-        const n = readSync(region.fd, bytes, done, bytes.length - done, position + done);
-        // The object shrank under its registration (the client truncated it): what is missing reads as zeros.
-        if (n === 0) {
-          bytes.fill(0, done);
-          break;
-        }
-        done += n;
-      }
-      return bytes;
-    },
+    read: (ref) => readRegion(locate(regions, ref), ref.byteSize),
 
     write(ref, bytes, output) {
       if (bytes.byteLength > ref.byteSize) {
@@ -156,15 +99,90 @@ export function createSystemSharedMemory(opts: SystemSharedMemoryOptions): Syste
           `shared memory size specified with the request for output '${output}' (${ref.byteSize} bytes) should be at least ${bytes.byteLength} bytes to hold the results`,
         );
       }
-      const { region, position } = locate(ref);
-      let done = 0;
-      while (done < bytes.byteLength) {
-        done += writeSync(region.fd, bytes, done, bytes.byteLength - done, position + done);
-      }
+      writeRegion(locate(regions, ref), bytes);
     },
 
     close() {
       for (const region of [...regions.values()]) drop(region);
     },
   };
+}
+
+function statusOf(regions: Map<string, OpenRegion>, name: string | undefined): SharedMemoryRegion[] {
+  const all = name === undefined ? [...regions.values()] : [regions.get(name)];
+  return all.map((r) => {
+    if (!r) throw new AppError('NOT_FOUND', `Unable to find system shared memory region: '${name}'`);
+    return { name: r.name, key: r.key, offset: r.offset, byteSize: r.byteSize };
+  });
+}
+
+/** The file of a region's object under the shared memory directory. @throws AppError INVALID_ARGUMENT */
+function objectFileOf({ name, key }: SharedMemoryRegion): string {
+  if (key.includes(RESERVED_PREFIX)) {
+    throw new AppError(
+      'INVALID_ARGUMENT',
+      `cannot register shared memory region '${name}' with key '${key}' as the key contains the reserved prefix '${RESERVED_PREFIX}'`,
+    );
+  }
+  // glibc's shm_open drops leading slashes and refuses any other: the object is a file directly in
+  // /dev/shm, so no key can name a path outside it.
+  const file = key.replace(/^\/+/, '');
+  if (file === '' || file.includes('/') || file === '.' || file === '..') {
+    throw new AppError('INVALID_ARGUMENT', `cannot register shared memory region '${name}' - invalid shm key '${key}'`);
+  }
+  return file;
+}
+
+function openRegion(path: string, { name, key, offset, byteSize }: SharedMemoryRegion): OpenRegion {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r+');
+  } catch (err) {
+    throw new AppError('INTERNAL', `Unable to open shared memory region: '${key}'`, { cause: err });
+  }
+  if (fstatSync(fd).size < offset + byteSize) {
+    closeSync(fd);
+    throw new AppError('INVALID_ARGUMENT', `failed to register shared memory region '${name}': invalid args`);
+  }
+  return { name, key, offset, byteSize, fd };
+}
+
+interface Window {
+  region: OpenRegion;
+  position: number;
+}
+
+/** The region and the object offset of `ref`'s window, checked as Triton checks it. */
+function locate(regions: Map<string, OpenRegion>, ref: SharedMemoryRef): Window {
+  const region = regions.get(ref.region);
+  if (!region) throw new AppError('NOT_FOUND', `Unable to find shared memory region: '${ref.region}'`);
+  if (ref.offset >= region.byteSize && !(ref.offset === 0 && region.byteSize === 0)) {
+    throw new AppError('INVALID_ARGUMENT', `Invalid offset for shared memory region: '${ref.region}'`);
+  }
+  if (ref.offset + ref.byteSize > region.byteSize) {
+    throw new AppError('INVALID_ARGUMENT', `Invalid offset + byte size for shared memory region: '${ref.region}'`);
+  }
+  return { region, position: region.offset + ref.offset };
+}
+
+function readRegion({ region, position }: Window, byteSize: number): Uint8Array {
+  const bytes = Buffer.allocUnsafe(byteSize);
+  let done = 0;
+  while (done < bytes.length) {
+    const n = readSync(region.fd, bytes, done, bytes.length - done, position + done);
+    // The object shrank under its registration (the client truncated it): what is missing reads as zeros.
+    if (n === 0) {
+      bytes.fill(0, done);
+      break;
+    }
+    done += n;
+  }
+  return bytes;
+}
+
+function writeRegion({ region, position }: Window, bytes: Uint8Array): void {
+  let done = 0;
+  while (done < bytes.byteLength) {
+    done += writeSync(region.fd, bytes, done, bytes.byteLength - done, position + done);
+  }
 }
