@@ -1,8 +1,5 @@
-import { readFile, stat } from 'node:fs/promises';
-import { isStraightLineGraph } from '@nvcf/models';
 import type { Tensor } from '@nvcf/protocol';
-import type * as ort from 'onnxruntime-node';
-import { createSession, runSession } from './session-run.ts';
+import { InlineSession } from './inline-session.ts';
 import type { InstanceThreadData } from './thread-messages.ts';
 
 /**
@@ -11,8 +8,6 @@ import type { InstanceThreadData } from './thread-messages.ts';
  * that has been idle a while finds cold caches and can take several times its usual time.
  */
 const QUALIFYING_RUNS = 16;
-/** A second session of the model lives on the event loop's thread: only small model files are considered. */
-const MAX_MODEL_BYTES = 16 * 1024 * 1024;
 /** A run that took this many times the limit is a miss (inline) or rules the model out (on a thread). */
 const MISS_FACTOR = 8;
 /** A fresh session's first runs are slow (its memory arena grows): they count no misses. */
@@ -64,109 +59,84 @@ export function createInlineRuns(
   logger: InlineRunsLogger,
   meta: { name: string; version: string },
 ): InlineRuns {
-  let state: 'watching' | 'opening' | 'inline' | 'never' =
-    maxMicros > 0 && data.ortProvider === 'cpu' ? 'watching' : 'never';
-  /** The latest thread runs: how long each took, and its size. */
-  const recent: { ms: number; elements: number }[] = [];
-  let upTo = -1;
-  let session: ort.InferenceSession | undefined;
-  /** Whether each of the latest inline runs (up to MISS_WINDOW) missed, and how many of them did. */
-  const misses: boolean[] = [];
-  let missCount = 0;
-  let inlineRuns = 0;
-  /** Inline runs started and not finished: onnxruntime-node queues each one's native run for a later turn. */
-  let inFlight = 0;
-  let whenIdle: (() => void)[] = [];
   const limitMs = maxMicros / 1000;
-
-  async function open(elements: number): Promise<void> {
-    try {
-      const { size } = await stat(data.modelPath);
-      if (size > MAX_MODEL_BYTES || !isStraightLineGraph(await readFile(data.modelPath))) {
-        state = 'never';
-        return;
-      }
-      // One thread: intra-op workers would bring back the wake-ups this avoids.
-      const opened = await createSession({ ...data, intraOpNumThreads: 1, interOpNumThreads: 1 });
-      if (state !== 'opening') {
-        await opened.release();
-        return;
-      }
-      session = opened;
-      upTo = elements;
-      state = 'inline';
-      logger.info(
-        { model: meta.name, version: meta.version, elements, maxMicros },
-        'small runs of this model take less than a thread hand-off: they run on the event loop',
-      );
-    } catch (err) {
-      if (state === 'opening') state = 'never';
-      logger.warn(
-        { model: meta.name, version: meta.version, err },
-        'inline session failed to open; runs stay on threads',
-      );
-    }
-  }
-
-  /** No new inline run starts; the session is freed once the runs already queued have run on it. */
-  async function close(): Promise<void> {
-    state = 'never';
-    if (inFlight > 0) await new Promise<void>((resolve) => whenIdle.push(resolve));
-    const s = session;
-    session = undefined;
-    await s?.release();
-  }
-
+  const session = new InlineSession(data, maxMicros, logger, meta);
+  const qualifying = new QualifyingRuns(limitMs);
+  const misses = new MissWindow(limitMs);
   return {
-    covers: (elements) => state === 'inline' && elements <= upTo,
+    covers: (elements) => session.covers(elements),
     async run(inputs, fetches) {
-      if (!session) throw new Error('inline run without a session');
       // Wall time of the run itself: a thread's CPU time is counted in scheduler ticks (4 ms), far coarser.
       const timing = { ms: 0 };
-      inFlight += 1;
-      let outputs: Tensor[];
-      try {
-        outputs = await runSession(session, data.modelName, inputs, fetches, timing);
-      } finally {
-        inFlight -= 1;
-        if (inFlight === 0) {
-          for (const resolve of whenIdle) resolve();
-          whenIdle = [];
-        }
-      }
+      const outputs = await session.run(inputs, fetches, timing);
       const { ms } = timing;
-      if (++inlineRuns <= WARM_UP_RUNS) return outputs;
-      const missed = ms > limitMs * MISS_FACTOR;
-      misses.push(missed);
-      if (missed) missCount += 1;
-      if (misses.length > MISS_WINDOW && misses.shift()) missCount -= 1;
-      if (missCount >= MAX_MISSES && state === 'inline') {
+      if (misses.tooMany(ms) && session.state === 'inline') {
         logger.warn(
           { model: meta.name, version: meta.version, ms: Math.round(ms * 1000) / 1000, maxMicros },
           'runs of this model on the event loop took too long: they go back to its threads',
         );
-        close().catch((err: unknown) =>
-          logger.warn({ model: meta.name, version: meta.version, err }, 'inline session failed to close'),
-        );
+        session
+          .close()
+          .catch((err: unknown) =>
+            logger.warn({ model: meta.name, version: meta.version, err }, 'inline session failed to close'),
+          );
       }
       return outputs;
     },
     observe(elements, ms) {
-      if (state === 'inline') {
-        if (ms <= limitMs) upTo = Math.max(upTo, elements);
+      if (session.state === 'inline') {
+        if (ms <= limitMs) session.widen(elements);
         return undefined;
       }
-      if (state !== 'watching') return undefined;
-      recent.push({ ms, elements });
-      if (recent.length > QUALIFYING_RUNS) recent.shift();
-      if (recent.length < QUALIFYING_RUNS) return undefined;
-      const times = recent.map((r) => r.ms).sort((a, b) => a - b);
-      const median = times[QUALIFYING_RUNS / 2] ?? Number.POSITIVE_INFINITY;
-      const slowest = times[QUALIFYING_RUNS - 1] ?? Number.POSITIVE_INFINITY;
-      if (median > limitMs || slowest > limitMs * MISS_FACTOR) return undefined;
-      state = 'opening';
-      return open(Math.max(...recent.map((r) => r.elements)));
+      if (session.state !== 'watching') return undefined;
+      const upTo = qualifying.add(ms, elements);
+      return upTo === undefined ? undefined : session.open(upTo);
     },
-    release: close,
+    release: () => session.close(),
   };
+}
+
+/** The latest thread runs: how long each took, and its size. */
+class QualifyingRuns {
+  readonly #limitMs: number;
+  readonly #recent: { ms: number; elements: number }[] = [];
+
+  constructor(limitMs: number) {
+    this.#limitMs = limitMs;
+  }
+
+  /** Adds a thread run; when the latest qualify the model, the largest of their sizes. */
+  add(ms: number, elements: number): number | undefined {
+    const recent = this.#recent;
+    recent.push({ ms, elements });
+    if (recent.length > QUALIFYING_RUNS) recent.shift();
+    if (recent.length < QUALIFYING_RUNS) return undefined;
+    const times = recent.map((r) => r.ms).sort((a, b) => a - b);
+    const median = times[QUALIFYING_RUNS / 2] ?? Number.POSITIVE_INFINITY;
+    const slowest = times[QUALIFYING_RUNS - 1] ?? Number.POSITIVE_INFINITY;
+    if (median > this.#limitMs || slowest > this.#limitMs * MISS_FACTOR) return undefined;
+    return Math.max(...recent.map((r) => r.elements));
+  }
+}
+
+/** Whether each of the latest inline runs (up to MISS_WINDOW) missed, and how many of them did. */
+class MissWindow {
+  readonly #limitMs: number;
+  readonly #misses: boolean[] = [];
+  #missCount = 0;
+  #runs = 0;
+
+  constructor(limitMs: number) {
+    this.#limitMs = limitMs;
+  }
+
+  /** Counts an inline run that took `ms`; true once too many of the latest missed. */
+  tooMany(ms: number): boolean {
+    if (++this.#runs <= WARM_UP_RUNS) return false;
+    const missed = ms > this.#limitMs * MISS_FACTOR;
+    this.#misses.push(missed);
+    if (missed) this.#missCount += 1;
+    if (this.#misses.length > MISS_WINDOW && this.#misses.shift()) this.#missCount -= 1;
+    return this.#missCount >= MAX_MISSES;
+  }
 }
