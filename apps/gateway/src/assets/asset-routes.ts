@@ -82,11 +82,18 @@ function declaredLength(header: string | undefined): number | undefined {
  * (no credential: the signature is the authorization), list, read and delete the caller's own assets.
  */
 export function assetRoutes(deps: AssetRouteDeps): Hono<AuthEnv> {
-  const { assets } = deps;
   const app = new Hono<AuthEnv>();
-  const invoker = requireAuth(deps.auth, 'invoke_function');
-  const assetIdOf = (value: string) => uuidParam('assetId', value);
+  // Hono matches routes in registration order: the parts keep the order the routes always had.
+  app.route('/', assetUploadRoutes(deps));
+  app.route('/', assetRecordRoutes(deps));
+  return app;
+}
 
+const assetIdOf = (value: string) => uuidParam('assetId', value);
+
+/** Create an asset, and upload its bytes through the signed URL the create answered. */
+function assetUploadRoutes({ assets, auth }: AssetRouteDeps): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
   const create = describeOperation({
     tag,
     operationId: 'createAsset',
@@ -103,7 +110,7 @@ export function assetRoutes(deps: AssetRouteDeps): Hono<AuthEnv> {
       413: Reason.controlTooLarge,
     },
   });
-  app.post('/v2/nvcf/assets', create, invoker, async (c) => {
+  app.post('/v2/nvcf/assets', create, requireAuth(auth, 'invoke_function'), async (c) => {
     const input = parseControlRequest(CreateAssetRequest, await readJsonBody(c.req.raw));
     return c.json(await assets.create(c.get('principal'), input, new URL(c.req.url).origin));
   });
@@ -147,7 +154,13 @@ export function assetRoutes(deps: AssetRouteDeps): Hono<AuthEnv> {
     await assets.upload(assetId, body, length);
     return c.body(null, 200);
   });
+  return app;
+}
 
+/** List, read and delete the caller's own assets. */
+function assetRecordRoutes({ assets, auth }: AssetRouteDeps): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
+  const invoker = requireAuth(auth, 'invoke_function');
   const list = describeOperation({
     tag,
     operationId: 'getAssets',
@@ -187,6 +200,5 @@ export function assetRoutes(deps: AssetRouteDeps): Hono<AuthEnv> {
     await assets.remove(principalKey(c.get('principal')), assetIdOf(c.req.param('assetId')));
     return c.body(null, 204);
   });
-
   return app;
 }

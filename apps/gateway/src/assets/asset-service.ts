@@ -4,6 +4,7 @@ import { AssetQuotaError, type AssetRecord, type AssetStore, assetObjectKey } fr
 import { AppError } from '@nvcf/protocol';
 import { type ObjectStore, type SigningSecret, signUrl, verifySignedUrl } from '@nvcf/storage';
 import { apiKeyIdOf, type Principal, principalKey } from '../auth/principal.ts';
+import { createAssetSweeper } from './asset-sweeper.ts';
 
 /** The upload header carrying the description (S3 user metadata `nvcf-asset-description`; NVCF behaviour: assets). */
 export const DESCRIPTION_HEADER = 'x-amz-meta-nvcf-asset-description';
@@ -131,25 +132,46 @@ function checkBaseUrl(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
+/** The options with their defaults applied, shared by the service's parts. */
+interface AssetSettings {
+  store: AssetStore;
+  objects: ObjectStore;
+  signingSecret: SigningSecret;
+  maxBytes: number;
+  quota: { bytes: number; count: number };
+  urlSeconds: number;
+  publicBaseUrl: string | undefined;
+  now: () => number;
+}
+
+function settingsOf(opts: AssetServiceOptions): AssetSettings {
+  return {
+    store: opts.store,
+    objects: opts.objects,
+    signingSecret: opts.signingSecret,
+    maxBytes: opts.maxBytes ?? DEFAULT_ASSET_MAX_BYTES,
+    quota: {
+      bytes: opts.quotaBytes ?? DEFAULT_ASSET_QUOTA_BYTES,
+      count: opts.quotaCount ?? DEFAULT_ASSET_QUOTA_COUNT,
+    },
+    urlSeconds: opts.uploadUrlSeconds ?? DEFAULT_UPLOAD_URL_SECONDS,
+    publicBaseUrl: opts.publicBaseUrl ? checkBaseUrl(opts.publicBaseUrl) : undefined,
+    now: opts.now ?? Date.now,
+  };
+}
+
+const signedHeaders = (contentType: string | undefined, description: string | undefined) => ({
+  'content-type': contentType,
+  [DESCRIPTION_HEADER]: description,
+});
+
 /**
  * The assets API's logic (NVCF API: asset management): records in Redis, bytes in an object store under
  * `assets/<assetId>`, uploads through this gateway's own signed, expiring `PUT` URLs.
  */
 export function createAssetService(opts: AssetServiceOptions): AssetService {
-  const { store, objects, signingSecret } = opts;
-  const maxBytes = opts.maxBytes ?? DEFAULT_ASSET_MAX_BYTES;
-  const quota = {
-    bytes: opts.quotaBytes ?? DEFAULT_ASSET_QUOTA_BYTES,
-    count: opts.quotaCount ?? DEFAULT_ASSET_QUOTA_COUNT,
-  };
-  const urlSeconds = opts.uploadUrlSeconds ?? DEFAULT_UPLOAD_URL_SECONDS;
-  const publicBaseUrl = opts.publicBaseUrl ? checkBaseUrl(opts.publicBaseUrl) : undefined;
-  const now = opts.now ?? Date.now;
-  const signedHeaders = (contentType: string | undefined, description: string | undefined) => ({
-    'content-type': contentType,
-    [DESCRIPTION_HEADER]: description,
-  });
-
+  const settings = settingsOf(opts);
+  const { store, objects } = settings;
   const owned = async (owner: string, assetId: string) => {
     const record = await store.get(assetId);
     // Somebody else's asset is answered exactly like an unknown one.
@@ -157,102 +179,11 @@ export function createAssetService(opts: AssetServiceOptions): AssetService {
     return record;
   };
 
-  const sweepExpired = async (limit = 100) => {
-    const ids = await store.expired(limit, now());
-    if (ids.length === 0) return 0;
-    // A record Redis still holds (clock skew) is left for a later sweep.
-    const records = await store.getMany(ids);
-    const gone = ids.filter((_, i) => records[i] === undefined);
-    for (const id of gone) await objects.delete(assetObjectKey(id));
-    await store.forgetExpired(gone);
-    return gone.length;
-  };
-
   return {
-    maxBytes,
-
-    async create(owner, input, requestOrigin) {
-      // An asset belongs to its creator's credential, recorded with its account (NVCF behaviour: assets).
-      const record = await store
-        .create({ ...input, ncaId: owner.ncaId, ownerSubject: principalKey(owner) }, quota)
-        .catch((err: unknown) => {
-          throw err instanceof AssetQuotaError ? assetCountQuotaExceeded(err.used) : err;
-        });
-      const uploadUrl = signUrl(signingSecret, {
-        baseUrl: publicBaseUrl ?? requestOrigin,
-        method: 'PUT',
-        path: uploadPath(record.assetId),
-        expires: Math.floor(now() / 1000) + urlSeconds,
-        headers: signedHeaders(record.contentType, record.description),
-      });
-      return { assetId: record.assetId, uploadUrl, contentType: record.contentType, description: record.description };
-    },
-
-    verifyUpload(assetId, req) {
-      const check = verifySignedUrl(signingSecret, {
-        method: 'PUT',
-        path: uploadPath(assetId),
-        expires: req.expires,
-        signature: req.signature,
-        headers: signedHeaders(req.contentType, req.description),
-        now: now(),
-      });
-      if (check.ok) return;
-      const why =
-        check.reason === 'invalid'
-          ? `the upload URL's signature does not match the request (the Content-Type and ${DESCRIPTION_HEADER} headers must be those the asset was created with)`
-          : check.reason === 'expired'
-            ? 'the upload URL has expired'
-            : 'the upload URL carries no signature';
-      throw new AppError('PERMISSION_DENIED', why);
-    },
-
-    async upload(assetId, body, declaredLength) {
-      const refuse = (err: AppError) => {
-        body.destroy();
-        return err;
-      };
-      const asset = await store.get(assetId);
-      if (!asset) throw refuse(assetNotFound(assetId));
-      // What the owner's other assets leave: the bytes this asset holds now are being replaced.
-      const used = quota.bytes > 0 ? (await store.usage(asset.ownerSubject, assetId)).bytes : 0;
-      const room = quota.bytes > 0 ? Math.max(0, quota.bytes - used) : Number.POSITIVE_INFINITY;
-      if (declaredLength !== undefined && declaredLength > room) {
-        throw refuse(assetBytesQuotaExceeded(used, quota.bytes, `needs ${declaredLength}`));
-      }
-      const key = assetObjectKey(assetId);
-      const limit = Math.min(maxBytes, room);
-      let size: number;
-      try {
-        ({ size } = await objects.put(
-          key,
-          body,
-          { contentType: asset.contentType, metadata: { [DESCRIPTION_METADATA_KEY]: asset.description } },
-          { maxBytes: limit },
-        ));
-      } catch (err) {
-        // The store stopped the stream at the quota's edge, not at the upload limit.
-        if (err instanceof AppError && err.code === 'PAYLOAD_TOO_LARGE' && limit < maxBytes) {
-          throw assetBytesQuotaExceeded(used, quota.bytes, `passes the ${room} bytes left`);
-        }
-        throw err;
-      }
-      let record: AssetRecord | undefined;
-      try {
-        // Checked again atomically: another upload of the owner's may have landed meanwhile.
-        record = await store.markUploaded(assetId, size, quota);
-      } catch (err) {
-        if (!(err instanceof AssetQuotaError)) throw err;
-        await objects.delete(key);
-        throw assetBytesQuotaExceeded(err.used, quota.bytes, `needs ${size}`);
-      }
-      if (!record) {
-        // Deleted or expired while the bytes were arriving: they must not outlive the record.
-        await objects.delete(key);
-        throw assetNotFound(assetId);
-      }
-      return record;
-    },
+    maxBytes: settings.maxBytes,
+    create: (owner, input, requestOrigin) => createAsset(settings, owner, input, requestOrigin),
+    verifyUpload: (assetId, req) => verifyUpload(settings, assetId, req),
+    upload: (assetId, body, declaredLength) => uploadAsset(settings, assetId, body, declaredLength),
 
     async list(owner) {
       const legacy = apiKeyIdOf(owner);
@@ -279,23 +210,112 @@ export function createAssetService(opts: AssetServiceOptions): AssetService {
       });
     },
 
-    sweepExpired,
-
-    startSweeper(intervalMs, onError) {
-      let running = false;
-      const timer = setInterval(() => {
-        if (running) return;
-        running = true;
-        sweepExpired()
-          .catch(onError)
-          .finally(() => {
-            running = false;
-          });
-      }, intervalMs);
-      timer.unref();
-      return { stop: () => clearInterval(timer) };
-    },
+    ...createAssetSweeper(settings),
   };
+}
+
+/** Records an asset and signs its upload URL. */
+async function createAsset(
+  settings: AssetSettings,
+  owner: Pick<Principal, 'kind' | 'subject' | 'ncaId'>,
+  input: { contentType: string; description: string },
+  requestOrigin: string,
+): Promise<CreatedAsset> {
+  const { store, quota, now } = settings;
+  // An asset belongs to its creator's credential, recorded with its account (NVCF behaviour: assets).
+  const record = await store
+    .create({ ...input, ncaId: owner.ncaId, ownerSubject: principalKey(owner) }, quota)
+    .catch((err: unknown) => {
+      throw err instanceof AssetQuotaError ? assetCountQuotaExceeded(err.used) : err;
+    });
+  const uploadUrl = signUrl(settings.signingSecret, {
+    baseUrl: settings.publicBaseUrl ?? requestOrigin,
+    method: 'PUT',
+    path: uploadPath(record.assetId),
+    expires: Math.floor(now() / 1000) + settings.urlSeconds,
+    headers: signedHeaders(record.contentType, record.description),
+  });
+  return { assetId: record.assetId, uploadUrl, contentType: record.contentType, description: record.description };
+}
+
+function verifyUpload(settings: AssetSettings, assetId: string, req: UploadRequest): void {
+  const check = verifySignedUrl(settings.signingSecret, {
+    method: 'PUT',
+    path: uploadPath(assetId),
+    expires: req.expires,
+    signature: req.signature,
+    headers: signedHeaders(req.contentType, req.description),
+    now: settings.now(),
+  });
+  if (check.ok) return;
+  const why =
+    check.reason === 'invalid'
+      ? `the upload URL's signature does not match the request (the Content-Type and ${DESCRIPTION_HEADER} headers must be those the asset was created with)`
+      : check.reason === 'expired'
+        ? 'the upload URL has expired'
+        : 'the upload URL carries no signature';
+  throw new AppError('PERMISSION_DENIED', why);
+}
+
+/** Streams a verified upload's bytes into the object store, within the upload limit and the owner's byte quota. */
+async function uploadAsset(
+  settings: AssetSettings,
+  assetId: string,
+  body: Readable,
+  declaredLength: number | undefined,
+): Promise<AssetRecord> {
+  const { store, objects, quota, maxBytes } = settings;
+  const refuse = (err: AppError) => {
+    body.destroy();
+    return err;
+  };
+  const asset = await store.get(assetId);
+  if (!asset) throw refuse(assetNotFound(assetId));
+  // What the owner's other assets leave: the bytes this asset holds now are being replaced.
+  const used = quota.bytes > 0 ? (await store.usage(asset.ownerSubject, assetId)).bytes : 0;
+  const room = quota.bytes > 0 ? Math.max(0, quota.bytes - used) : Number.POSITIVE_INFINITY;
+  if (declaredLength !== undefined && declaredLength > room) {
+    throw refuse(assetBytesQuotaExceeded(used, quota.bytes, `needs ${declaredLength}`));
+  }
+  const key = assetObjectKey(assetId);
+  const limit = Math.min(maxBytes, room);
+  let size: number;
+  try {
+    ({ size } = await objects.put(
+      key,
+      body,
+      { contentType: asset.contentType, metadata: { [DESCRIPTION_METADATA_KEY]: asset.description } },
+      { maxBytes: limit },
+    ));
+  } catch (err) {
+    // The store stopped the stream at the quota's edge, not at the upload limit.
+    if (err instanceof AppError && err.code === 'PAYLOAD_TOO_LARGE' && limit < maxBytes) {
+      throw assetBytesQuotaExceeded(used, quota.bytes, `passes the ${room} bytes left`);
+    }
+    throw err;
+  }
+  return markUploaded(settings, assetId, size);
+}
+
+/** Records an upload's size once its bytes are stored; the bytes go again when the record refuses them. */
+async function markUploaded(settings: AssetSettings, assetId: string, size: number): Promise<AssetRecord> {
+  const { store, objects, quota } = settings;
+  const key = assetObjectKey(assetId);
+  let record: AssetRecord | undefined;
+  try {
+    // Checked again atomically: another upload of the owner's may have landed meanwhile.
+    record = await store.markUploaded(assetId, size, quota);
+  } catch (err) {
+    if (!(err instanceof AssetQuotaError)) throw err;
+    await objects.delete(key);
+    throw assetBytesQuotaExceeded(err.used, quota.bytes, `needs ${size}`);
+  }
+  if (!record) {
+    // Deleted or expired while the bytes were arriving: they must not outlive the record.
+    await objects.delete(key);
+    throw assetNotFound(assetId);
+  }
+  return record;
 }
 
 /**
