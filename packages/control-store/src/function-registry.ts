@@ -1,6 +1,9 @@
 import { DATATYPES, type DeploymentLimits } from '@nvcf/protocol';
 import type { Keys, RedisClient } from '@nvcf/queue';
 import { z } from 'zod';
+import { createWorkerPresence, type LiveWorker, type WorkerMachine } from './worker-presence.ts';
+
+export { type LiveWorker, WorkerMachine } from './worker-presence.ts';
 
 const TensorSpecSchema = z.object({ name: z.string(), datatype: z.enum(DATATYPES), shape: z.array(z.number().int()) });
 
@@ -80,25 +83,6 @@ export const FunctionVersion = z
   });
 export type FunctionVersion = z.infer<typeof FunctionVersion>;
 
-/** What a worker says of the machine it runs on, with each heartbeat (NVCF's cluster groups are built from it). */
-export const WorkerMachine = z.object({
-  /** The worker pool (NVCF: cluster group) it belongs to. */
-  pool: z.string().min(1),
-  /** The GPU it runs on, `CPU` for none. */
-  gpu: z.string().min(1),
-  instanceType: z.string().min(1),
-  /** When the worker process started (ms since the epoch): its instance's creation time. */
-  startedAt: z.number().optional(),
-});
-export type WorkerMachine = z.infer<typeof WorkerMachine>;
-
-const LiveWorkerRecord = WorkerMachine.extend({
-  workerId: z.string(),
-  expiresAt: z.number(),
-  /** Its latest heartbeat (absent in records of workers older than this field). */
-  beatAt: z.number().optional(),
-});
-export type LiveWorker = z.infer<typeof LiveWorkerRecord>;
 export type { DeploymentLimits };
 
 /** How many functions one account and versions one function may have (0: unlimited). */
@@ -194,14 +178,14 @@ const CREATE_OUTCOMES: Record<number, CreateVersionOutcome> = {
 const INDEX_BATCH = 500;
 
 export function createFunctionRegistry(redis: RedisClient, keys: Keys): FunctionRegistry {
-  const parseAll = (hash: Record<string, string>) =>
-    Object.values(hash).map((json) => FunctionVersion.parse(JSON.parse(json)));
+  return { ...createFunctionVersions(redis, keys), ...createWorkerPresence(redis, keys) };
+}
 
-  const versions = async (functionId: string) => parseAll(await redis.hgetall(keys.functionVersions(functionId)));
-  // Sent in one tick, the reads leave in one write (auto-pipelining), grouped per node on a cluster.
-  const versionsOf = async (ids: readonly string[]) =>
-    (await Promise.all(ids.map((id) => redis.hgetall(keys.functionVersions(id))))).map(parseAll);
+type FunctionVersions = Omit<FunctionRegistry, keyof ReturnType<typeof createWorkerPresence>>;
 
+/** Function versions, their functions' index and each account's. */
+function createFunctionVersions(redis: RedisClient, keys: Keys): FunctionVersions {
+  const versionsOf = (ids: readonly string[]) => readVersionsOf(redis, keys, ids);
   return {
     async upsert(fv) {
       const key = keys.functionVersions(fv.id);
@@ -214,23 +198,8 @@ export function createFunctionRegistry(redis: RedisClient, keys: Keys): Function
         .hset(key, fv.versionId, JSON.stringify({ ...fv, createdAt }))
         .exec();
     },
-    async create(fv, { newFunction, quota }) {
-      const outcome = await redis.eval(
-        CREATE,
-        3,
-        keys.functionVersions(fv.id),
-        keys.functionIds,
-        keys.accountFunctions(fv.ncaId),
-        fv.id,
-        fv.versionId,
-        JSON.stringify(fv),
-        newFunction ? '1' : '0',
-        quota.functionsPerAccount,
-        quota.versionsPerFunction,
-      );
-      return CREATE_OUTCOMES[Number(outcome)] ?? 'gone';
-    },
-    versions,
+    create: (fv, opts) => createVersion(redis, keys, fv, opts),
+    versions: async (functionId) => parseVersions(await redis.hgetall(keys.functionVersions(functionId))),
     versionsOf,
     async seed(fv) {
       const key = keys.functionVersions(fv.id);
@@ -247,19 +216,7 @@ export function createFunctionRegistry(redis: RedisClient, keys: Keys): Function
       const json = await redis.hget(keys.functionVersions(functionId), versionId);
       return json ? FunctionVersion.parse(JSON.parse(json)) : undefined;
     },
-    async remove(functionId, versionId) {
-      const key = keys.functionVersions(functionId);
-      const json = await redis.hget(key, versionId);
-      const removed = (await redis.hdel(key, versionId)) === 1;
-      if (removed && (await redis.hlen(key)) === 0) {
-        const owner = json ? FunctionVersion.parse(JSON.parse(json)).ncaId : undefined;
-        await Promise.all([
-          redis.srem(keys.functionIds, functionId),
-          ...(owner !== undefined ? [redis.srem(keys.accountFunctions(owner), functionId)] : []),
-        ]);
-      }
-      return removed;
-    },
+    remove: (functionId, versionId) => removeVersion(redis, keys, functionId, versionId),
     async notifyChanged() {
       await redis.publish(keys.deploymentsChanged, '1');
     },
@@ -270,51 +227,61 @@ export function createFunctionRegistry(redis: RedisClient, keys: Keys): Function
     async accountFunctionIds(ncaId) {
       return (await redis.smembers(keys.accountFunctions(ncaId))).sort();
     },
-    async indexAccounts() {
-      const ids = await redis.smembers(keys.functionIds);
-      for (let i = 0; i < ids.length; i += INDEX_BATCH) {
-        const batch = await versionsOf(ids.slice(i, i + INDEX_BATCH));
-        // A function's versions share its owner: the first one's account is the function's.
-        const owned = batch.flatMap((fvs) => (fvs[0] ? [fvs[0]] : []));
-        await Promise.all(owned.map((fv) => redis.sadd(keys.accountFunctions(fv.ncaId), fv.id)));
-      }
-      return ids;
-    },
-    async heartbeat(workerId, versionIds, ttlMs, machine) {
-      const now = Date.now();
-      if (machine) {
-        const record: LiveWorker = { ...machine, workerId, expiresAt: now + ttlMs, beatAt: now };
-        await redis.hset(keys.workers, workerId, JSON.stringify(record));
-      }
-      // Each version's set lives in its version's slot: sent in one tick, they still leave in one write per node.
-      await Promise.all(
-        versionIds.flatMap((vid) => [
-          redis.zadd(keys.versionWorkers(vid), now + ttlMs, workerId),
-          redis.zremrangebyscore(keys.versionWorkers(vid), '-inf', now),
-        ]),
-      );
-    },
-    async removeWorker(workerId, versionIds) {
-      await Promise.all(versionIds.map((vid) => redis.zrem(keys.versionWorkers(vid), workerId)));
-    },
-    async workerGone(workerId) {
-      await redis.hdel(keys.workers, workerId);
-    },
-    async liveMachines() {
-      const now = Date.now();
-      const all = Object.values(await redis.hgetall(keys.workers)).flatMap((json) => {
-        const parsed = LiveWorkerRecord.safeParse(JSON.parse(json));
-        return parsed.success ? [parsed.data] : [];
-      });
-      // A killed worker never says goodbye: its entry is dropped by the first reader after it expired.
-      const expired = all.filter((w) => w.expiresAt <= now).map((w) => w.workerId);
-      if (expired.length > 0) await redis.hdel(keys.workers, ...expired);
-      return all.filter((w) => w.expiresAt > now);
-    },
-    async liveWorkers(versionIds) {
-      if (versionIds.length === 0) return [];
-      const now = Date.now();
-      return Promise.all(versionIds.map((vid) => redis.zrangebyscore(keys.versionWorkers(vid), now, '+inf')));
-    },
+    indexAccounts: () => indexAccounts(redis, keys),
   };
+}
+
+const parseVersions = (hash: Record<string, string>) =>
+  Object.values(hash).map((json) => FunctionVersion.parse(JSON.parse(json)));
+
+async function readVersionsOf(redis: RedisClient, keys: Keys, ids: readonly string[]): Promise<FunctionVersion[][]> {
+  // Sent in one tick, the reads leave in one write (auto-pipelining), grouped per node on a cluster.
+  return (await Promise.all(ids.map((id) => redis.hgetall(keys.functionVersions(id))))).map(parseVersions);
+}
+
+async function createVersion(
+  redis: RedisClient,
+  keys: Keys,
+  fv: FunctionVersion,
+  { newFunction, quota }: { newFunction: boolean; quota: FunctionQuota },
+): Promise<CreateVersionOutcome> {
+  const outcome = await redis.eval(
+    CREATE,
+    3,
+    keys.functionVersions(fv.id),
+    keys.functionIds,
+    keys.accountFunctions(fv.ncaId),
+    fv.id,
+    fv.versionId,
+    JSON.stringify(fv),
+    newFunction ? '1' : '0',
+    quota.functionsPerAccount,
+    quota.versionsPerFunction,
+  );
+  return CREATE_OUTCOMES[Number(outcome)] ?? 'gone';
+}
+
+async function removeVersion(redis: RedisClient, keys: Keys, functionId: string, versionId: string): Promise<boolean> {
+  const key = keys.functionVersions(functionId);
+  const json = await redis.hget(key, versionId);
+  const removed = (await redis.hdel(key, versionId)) === 1;
+  if (removed && (await redis.hlen(key)) === 0) {
+    const owner = json ? FunctionVersion.parse(JSON.parse(json)).ncaId : undefined;
+    await Promise.all([
+      redis.srem(keys.functionIds, functionId),
+      ...(owner !== undefined ? [redis.srem(keys.accountFunctions(owner), functionId)] : []),
+    ]);
+  }
+  return removed;
+}
+
+async function indexAccounts(redis: RedisClient, keys: Keys): Promise<string[]> {
+  const ids = await redis.smembers(keys.functionIds);
+  for (let i = 0; i < ids.length; i += INDEX_BATCH) {
+    const batch = await readVersionsOf(redis, keys, ids.slice(i, i + INDEX_BATCH));
+    // A function's versions share its owner: the first one's account is the function's.
+    const owned = batch.flatMap((fvs) => (fvs[0] ? [fvs[0]] : []));
+    await Promise.all(owned.map((fv) => redis.sadd(keys.accountFunctions(fv.ncaId), fv.id)));
+  }
+  return ids;
 }
