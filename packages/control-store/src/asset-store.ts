@@ -157,46 +157,15 @@ return {1, 0}
 export function createAssetStore(redis: RedisClient, keys: Keys, opts: { ttlSeconds?: number } = {}): AssetStore {
   const ttlSeconds = opts.ttlSeconds ?? DEFAULT_ASSET_TTL_SECONDS;
   if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds < 1) throw new Error(`invalid asset TTL ${ttlSeconds}`);
-  const parse = (json: string | null) => (json ? AssetRecord.parse(JSON.parse(json)) : undefined);
   const getMany = async (assetIds: readonly string[]) =>
-    assetIds.length === 0 ? [] : (await redis.mget(assetIds.map((id) => keys.asset(id)))).map(parse);
+    assetIds.length === 0 ? [] : (await redis.mget(assetIds.map((id) => keys.asset(id)))).map(parseAsset);
 
   return {
     ttlSeconds,
-    async create(input, quota = {}) {
-      const now = Date.now();
-      const record: AssetRecord = {
-        assetId: input.assetId ?? randomUUID(),
-        contentType: input.contentType,
-        description: input.description,
-        createdAt: new Date(now).toISOString(),
-        ncaId: input.ncaId,
-        ownerSubject: input.ownerSubject,
-      };
-      const ttlMs = ttlSeconds * 1000;
-      const maxCount = quota.count ?? 0;
-      const created = Number(
-        await redis.eval(
-          CREATE_ASSET,
-          3,
-          keys.asset(record.assetId),
-          keys.ownerAssets(record.ownerSubject),
-          keys.assetExpiries,
-          JSON.stringify(record),
-          ttlMs,
-          now,
-          now + ttlMs,
-          record.assetId,
-          maxCount,
-        ),
-      );
-      if (created < 0) throw new AssetQuotaError('count', -created, maxCount);
-      if (created === 0) throw new Error(`asset ${record.assetId} already exists`);
-      return record;
-    },
+    create: (input, quota = {}) => createAsset(redis, keys, ttlSeconds, input, quota),
 
     async get(assetId) {
-      return parse(await redis.get(keys.asset(assetId)));
+      return parseAsset(await redis.get(keys.asset(assetId)));
     },
 
     getMany,
@@ -213,47 +182,14 @@ export function createAssetStore(redis: RedisClient, keys: Keys, opts: { ttlSeco
 
     async usage(ownerSubject, excluding) {
       const ids = await redis.zrangebyscore(keys.ownerAssets(ownerSubject), `(${Date.now()}`, '+inf');
-      const records = await getMany(ids.filter((id) => id !== excluding));
-      let bytes = 0;
-      let count = 0;
-      for (const r of records) {
-        if (!r || r.ownerSubject !== ownerSubject) continue;
-        count += 1;
-        if (r.uploadedAt !== undefined) bytes += r.size ?? 0;
-      }
-      return { bytes, count };
+      return usageOf(await getMany(ids.filter((id) => id !== excluding)), ownerSubject);
     },
 
-    async markUploaded(assetId, size, quota = {}) {
-      const key = keys.asset(assetId);
-      const current = parse(await redis.get(key));
-      if (!current) return undefined;
-      const { uploadedAt: _at, size: _size, ...empty } = current;
-      const updated: AssetRecord = { ...empty, uploadedAt: new Date().toISOString(), size };
-      const maxBytes = quota.bytes ?? 0;
-      // XX: a record deleted (or expired) meanwhile stays deleted; KEEPTTL: uploads do not extend it.
-      const reply = await redis.eval(
-        MARK_UPLOADED,
-        2,
-        key,
-        keys.ownerAssets(current.ownerSubject),
-        keys.asset(''),
-        assetId,
-        Date.now(),
-        size,
-        maxBytes,
-        JSON.stringify(updated),
-        JSON.stringify(empty),
-        current.ownerSubject,
-      );
-      const [outcome, used] = Array.isArray(reply) ? reply.map(Number) : [];
-      if (outcome === -1) throw new AssetQuotaError('bytes', used ?? 0, maxBytes);
-      return outcome === 1 ? updated : undefined;
-    },
+    markUploaded: (assetId, size, quota = {}) => markUploaded(redis, keys, assetId, size, quota),
 
     async delete(assetId) {
       const key = keys.asset(assetId);
-      const record = parse(await redis.get(key));
+      const record = parseAsset(await redis.get(key));
       if (!record) return undefined;
       const [deleted] = (await redis
         .multi()
@@ -272,4 +208,88 @@ export function createAssetStore(redis: RedisClient, keys: Keys, opts: { ttlSeco
       if (assetIds.length > 0) await redis.zrem(keys.assetExpiries, ...assetIds);
     },
   };
+}
+
+function usageOf(records: readonly (AssetRecord | undefined)[], ownerSubject: string): AssetUsage {
+  let bytes = 0;
+  let count = 0;
+  for (const r of records) {
+    if (!r || r.ownerSubject !== ownerSubject) continue;
+    count += 1;
+    if (r.uploadedAt !== undefined) bytes += r.size ?? 0;
+  }
+  return { bytes, count };
+}
+
+const parseAsset = (json: string | null) => (json ? AssetRecord.parse(JSON.parse(json)) : undefined);
+
+async function createAsset(
+  redis: RedisClient,
+  keys: Keys,
+  ttlSeconds: number,
+  input: NewAsset,
+  quota: AssetQuota,
+): Promise<AssetRecord> {
+  const now = Date.now();
+  const record: AssetRecord = {
+    assetId: input.assetId ?? randomUUID(),
+    contentType: input.contentType,
+    description: input.description,
+    createdAt: new Date(now).toISOString(),
+    ncaId: input.ncaId,
+    ownerSubject: input.ownerSubject,
+  };
+  const ttlMs = ttlSeconds * 1000;
+  const maxCount = quota.count ?? 0;
+  const created = Number(
+    await redis.eval(
+      CREATE_ASSET,
+      3,
+      keys.asset(record.assetId),
+      keys.ownerAssets(record.ownerSubject),
+      keys.assetExpiries,
+      JSON.stringify(record),
+      ttlMs,
+      now,
+      now + ttlMs,
+      record.assetId,
+      maxCount,
+    ),
+  );
+  if (created < 0) throw new AssetQuotaError('count', -created, maxCount);
+  if (created === 0) throw new Error(`asset ${record.assetId} already exists`);
+  return record;
+}
+
+async function markUploaded(
+  redis: RedisClient,
+  keys: Keys,
+  assetId: string,
+  size: number,
+  quota: AssetQuota,
+): Promise<AssetRecord | undefined> {
+  const key = keys.asset(assetId);
+  const current = parseAsset(await redis.get(key));
+  if (!current) return undefined;
+  const { uploadedAt: _at, size: _size, ...empty } = current;
+  const updated: AssetRecord = { ...empty, uploadedAt: new Date().toISOString(), size };
+  const maxBytes = quota.bytes ?? 0;
+  // XX: a record deleted (or expired) meanwhile stays deleted; KEEPTTL: uploads do not extend it.
+  const reply = await redis.eval(
+    MARK_UPLOADED,
+    2,
+    key,
+    keys.ownerAssets(current.ownerSubject),
+    keys.asset(''),
+    assetId,
+    Date.now(),
+    size,
+    maxBytes,
+    JSON.stringify(updated),
+    JSON.stringify(empty),
+    current.ownerSubject,
+  );
+  const [outcome, used] = Array.isArray(reply) ? reply.map(Number) : [];
+  if (outcome === -1) throw new AssetQuotaError('bytes', used ?? 0, maxBytes);
+  return outcome === 1 ? updated : undefined;
 }
