@@ -1,8 +1,10 @@
+import { AccountQueues } from './account-queues.ts';
 import { WORKER_QUEUE_TTL_MS } from './invocation-consumer.ts';
 import { type InvocationJob, JSON_CONTENT_TYPE } from './job-contract.ts';
-import { type Keys, type QueueKeys, WORKERS_GROUP } from './keys.ts';
-import { withRequestScripts } from './lua-scripts.ts';
-import { isNoGroup, type RedisClient, scanKeys } from './redis-connection.ts';
+import { type Keys, WORKERS_GROUP } from './keys.ts';
+import { type RequestScripts, withRequestScripts } from './lua-scripts.ts';
+import { retireVersionQueues } from './queue-retirement.ts';
+import type { RedisClient } from './redis-connection.ts';
 
 export interface EnqueueOptions {
   /** Into this worker's own queue for the version (a sequence it owns) instead of the version's shared one. */
@@ -80,21 +82,6 @@ export interface ProducerOptions {
 }
 
 /**
- * How often an account's entry for a version is refreshed in `accountQueues` while it queues there, and how long an
- * entry holding nothing stays after its last refresh: an entry still in use is never dropped by a reader.
- */
-const ACCOUNT_QUEUE_REFRESH_MS = 60_000;
-const ACCOUNT_QUEUE_IDLE_MS = 10 * ACCOUNT_QUEUE_REFRESH_MS;
-
-/** Drops an account's entries that held nothing when read, unless queued into since (their score moved on). */
-const FORGET_IDLE_QUEUES = `local n = 0
-for i = 2, #ARGV do
-  local at = redis.call('ZSCORE', KEYS[1], ARGV[i])
-  if at and tonumber(at) < tonumber(ARGV[1]) then n = n + redis.call('ZREM', KEYS[1], ARGV[i]) end
-end
-return n`;
-
-/**
  * The gateway's side of the invocation queues: one Redis stream per function version (keys.ts `queue`), read by
  * the workers' consumer group (invocation-consumer.ts). Each call is one script: one round trip, one hash slot.
  */
@@ -104,28 +91,14 @@ export function createInvocationProducer(
   opts: ProducerOptions,
 ): InvocationProducer {
   const r = withRequestScripts(connection);
-  const counts = (versionId: string) => {
-    const q = keys.queue(versionId);
-    return r.nvcfQueueCounts(q.stream, q.delayed, WORKERS_GROUP);
-  };
-  /** When this process last refreshed an account's entry for a version (`account versionId` → ms). */
-  const refreshed = new Map<string, number>();
-  /** Lists the version under the account (at most once a minute per pair and process: usually no command). */
-  const listQueue = (account: string, versionId: string) => {
-    const pair = `${account} ${versionId}`;
-    const now = Date.now();
-    if (now - (refreshed.get(pair) ?? 0) < ACCOUNT_QUEUE_REFRESH_MS) return;
-    if (refreshed.size > 100_000) refreshed.clear();
-    refreshed.set(pair, now);
-    // Sent ahead of the enqueue on the same connection: the entry exists by the time the bytes are counted.
-    void connection.zadd(keys.accountQueues(account), now, versionId).catch(() => refreshed.delete(pair));
-  };
+  const accounts = new AccountQueues(connection, keys);
   return {
+    ...queueReads(r, keys),
     async enqueue(job, to = {}) {
       const q = keys.queue(job.versionId, to.worker);
       const record = keys.request(job.requestId);
       const account = to.account ?? '';
-      if (account) listQueue(account, job.versionId);
+      if (account) accounts.list(account, job.versionId);
       const args = [
         opts.ttlSeconds,
         job.functionId,
@@ -144,52 +117,8 @@ export function createInvocationProducer(
       if (to.worker !== undefined) await connection.pexpire(q.stream, WORKER_QUEUE_TTL_MS, 'NX');
       return queued === 1;
     },
-    async accountBytes(account) {
-      const listKey = keys.accountQueues(account);
-      const listed = await connection.zrange(listKey, 0, -1);
-      const parts = await Promise.all(listed.map((v) => connection.hget(keys.queueBytes(v), `a:${account}`)));
-      const idle = listed.filter((_, i) => !parts[i]);
-      if (idle.length > 0) {
-        await connection.eval(FORGET_IDLE_QUEUES, 1, listKey, Date.now() - ACCOUNT_QUEUE_IDLE_MS, ...idle);
-      }
-      return parts.reduce((sum, part) => sum + Number(part ?? 0), 0);
-    },
-    async depth(versionId) {
-      const [inStream, , delayed] = await counts(versionId);
-      return inStream + delayed;
-    },
-    async waiting(versionId) {
-      const [inStream, running] = await counts(versionId);
-      return inStream - running;
-    },
-    async position(versionId, requestId) {
-      const q = keys.queue(versionId);
-      const ahead = await r.nvcfQueuePosition(keys.request(requestId), q.stream, q.delayed, WORKERS_GROUP, requestId);
-      return ahead < 0 ? undefined : ahead;
-    },
-    async retire(versionId, settle) {
-      // The shared queue, and the workers' own queues of the version (sequence routing), found by their keys.
-      const own: QueueKeys[] = [];
-      for await (const batch of scanKeys(connection, keys.workerQueuesPattern(versionId))) {
-        for (const stream of batch) {
-          const worker = stream.slice(stream.lastIndexOf(':w:') + 3);
-          own.push(keys.queue(versionId, worker));
-        }
-      }
-      for (const q of [keys.queue(versionId), ...own]) {
-        const waiting = await waitingIn(q);
-        for (const requestId of waiting) await settle(requestId);
-        // Nothing will read their kept inputs now: they go with the queue, not at their TTL. Inputs of jobs
-        // running still go as those finish.
-        for (let i = 0; i < waiting.length; i += PAGE) {
-          const inputs = waiting.slice(i, i + PAGE).map((id) => keys.requestInput(id));
-          if (inputs.length > 0) await connection.del(...inputs);
-        }
-        await connection.del(q.stream, q.delayed, q.delayedJobs);
-      }
-      // What the version's queues held: released with them (running jobs finish without it).
-      await connection.del(keys.queueBytes(versionId));
-    },
+    accountBytes: (account) => accounts.bytes(account),
+    retire: (versionId, settle) => retireVersionQueues(connection, keys, versionId, settle),
     async withdraw(versionId, requestId) {
       const q = keys.queue(versionId);
       const removed = await r.nvcfWithdrawJob(
@@ -206,41 +135,30 @@ export function createInvocationProducer(
       // The connection is the caller's.
     },
   };
-
-  /**
-   * The requests of a queue that no worker holds: entries not delivered, and retries waiting out a pause. Read a
-   * page at a time: a deep queue is no one huge reply.
-   */
-  async function waitingIn(q: QueueKeys): Promise<string[]> {
-    const held = new Set<string>();
-    for (let from = '-'; ; ) {
-      const page = (await connection.xpending(q.stream, WORKERS_GROUP, from, '+', PAGE).catch((err: unknown) => {
-        // No group yet: no worker ever read this queue, so none holds anything.
-        if (isNoGroup(err)) return [];
-        throw err;
-      })) as [string, ...unknown[]][];
-      for (const [sid] of page) held.add(sid);
-      const last = page.at(-1);
-      if (page.length < PAGE || !last) break;
-      from = `(${last[0]}`;
-    }
-    const ids: string[] = [];
-    for (let from = '-'; ; ) {
-      const page = await connection.xrange(q.stream, from, '+', 'COUNT', PAGE);
-      for (const [sid, fields] of page) {
-        const at = fields.indexOf('id');
-        if (!held.has(sid) && at >= 0 && at % 2 === 0) ids.push(fields[at + 1] as string);
-      }
-      const last = page.at(-1);
-      if (page.length < PAGE || !last) break;
-      from = `(${last[0]}`;
-    }
-    return [...ids, ...(await connection.zrange(q.delayed, 0, -1))];
-  }
 }
 
-/** Entries read per round trip when a queue is walked whole (retiring a version). */
-const PAGE = 1000;
+/** What a version's queue holds, and where a request stands in it. */
+function queueReads(r: RequestScripts, keys: Keys): Pick<InvocationProducer, 'depth' | 'waiting' | 'position'> {
+  const counts = (versionId: string) => {
+    const q = keys.queue(versionId);
+    return r.nvcfQueueCounts(q.stream, q.delayed, WORKERS_GROUP);
+  };
+  return {
+    async depth(versionId) {
+      const [inStream, , delayed] = await counts(versionId);
+      return inStream + delayed;
+    },
+    async waiting(versionId) {
+      const [inStream, running] = await counts(versionId);
+      return inStream - running;
+    },
+    async position(versionId, requestId) {
+      const q = keys.queue(versionId);
+      const ahead = await r.nvcfQueuePosition(keys.request(requestId), q.stream, q.delayed, WORKERS_GROUP, requestId);
+      return ahead < 0 ? undefined : ahead;
+    },
+  };
+}
 
 /**
  * The job as its queue entry carries it: the entry holds the request and function ids and the queue the version,
