@@ -1,7 +1,7 @@
 import { DATATYPES, type DeploymentLimits } from '@nvcf/protocol';
 import type { Keys, RedisClient } from '@nvcf/queue';
 import { z } from 'zod';
-import { createWorkerPresence, type LiveWorker, type WorkerMachine } from './worker-presence.ts';
+import { createWorkerPresence, type LiveWorker, type WorkerMachine, type WorkerPresence } from './worker-presence.ts';
 
 export { type LiveWorker, WorkerMachine } from './worker-presence.ts';
 
@@ -181,7 +181,7 @@ export function createFunctionRegistry(redis: RedisClient, keys: Keys): Function
   return { ...createFunctionVersions(redis, keys), ...createWorkerPresence(redis, keys) };
 }
 
-type FunctionVersions = Omit<FunctionRegistry, keyof ReturnType<typeof createWorkerPresence>>;
+type FunctionVersions = Omit<FunctionRegistry, keyof WorkerPresence>;
 
 /** Function versions, their functions' index and each account's. */
 function createFunctionVersions(redis: RedisClient, keys: Keys): FunctionVersions {

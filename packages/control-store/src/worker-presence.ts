@@ -22,7 +22,7 @@ const LiveWorkerRecord = WorkerMachine.extend({
 });
 export type LiveWorker = z.infer<typeof LiveWorkerRecord>;
 
-type WorkerPresence = Pick<
+export type WorkerPresence = Pick<
   FunctionRegistry,
   'heartbeat' | 'removeWorker' | 'workerGone' | 'liveMachines' | 'liveWorkers'
 >;
