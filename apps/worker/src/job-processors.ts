@@ -1,0 +1,52 @@
+import type { FunctionVersion } from '@nvcf/control-store';
+import type { InvocationProcessor } from '@nvcf/queue';
+import { tracingOff } from '@nvcf/service-kit';
+import type { ConsumerSyncDeps } from './consumer-sync.ts';
+import { createContainerProcessor } from './container/container-processor.ts';
+import { createSharedTicker } from './container/shared-ticker.ts';
+import { createInvocationProcessor } from './invocation-processor.ts';
+import { meteredProcessor } from './job-metrics.ts';
+import { isContainer, isModel } from './served-versions.ts';
+import { tracedProcessor } from './traced-processor.ts';
+
+/** The processor of a function version's jobs: its container's server or its model, metered and traced. */
+export type ProcessorFactory = (fv: FunctionVersion) => InvocationProcessor;
+
+export function createJobProcessors(deps: ConsumerSyncDeps): ProcessorFactory {
+  const { core, config, log } = deps;
+  const tracing = deps.tracing ?? tracingOff;
+  /** Container requests' progress files and streaming clients, checked on one timer (every 200 ms while any). */
+  const ticker = createSharedTicker(200);
+
+  const processorFor = (fv: FunctionVersion): InvocationProcessor => {
+    if (isContainer(fv)) {
+      return createContainerProcessor({
+        fv,
+        server: () => deps.containers.instance(fv.versionId),
+        store: deps.store,
+        events: deps.events,
+        objects: deps.objects,
+        largeResults: deps.largeResults,
+        logger: log,
+        workDir: config.container.workDir,
+        timeoutMs: config.container.timeoutMs,
+        maxResponseBytes: config.maxDirectResultBytes,
+        ticker,
+        ...(tracing.enabled ? { traceContext: () => tracing.inject() } : {}),
+      });
+    }
+    if (!isModel(fv)) throw new Error(`function version ${fv.versionId} has neither a model nor a container`);
+    return createInvocationProcessor({
+      store: deps.store,
+      core,
+      model: { name: fv.model.name, version: fv.model.version },
+      logger: log,
+      maxTensorElements: config.maxTensorElements,
+      largeResults: deps.largeResults,
+      events: deps.events,
+      objects: deps.objects,
+      streamChunkRows: config.streamChunkRows,
+    });
+  };
+  return (fv) => tracedProcessor(meteredProcessor(processorFor(fv), deps.jobMetrics), tracing);
+}
