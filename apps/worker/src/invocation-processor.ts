@@ -16,6 +16,7 @@ import {
   inputKeptBeside,
   MODEL_INFER_RESPONSE_TYPE,
   type RequestStore,
+  successResult,
 } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import type { ObjectStore } from '@nvcf/storage';
@@ -104,7 +105,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
       if (chunked) {
         const note = { id: job.requestId, streamed: true, detail: 'answered in chunks as server-sent events' };
         return {
-          result: { status: 200, contentType: 'application/json', body: Buffer.from(JSON.stringify(note)) },
+          result: successResult({ contentType: 'application/json', body: Buffer.from(JSON.stringify(note)) }),
           eventsSent: true,
         };
       }
@@ -119,10 +120,10 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
     if (job.respond === 'kserve-grpc') {
       // Rendered here, once, as the gateway's gRPC port sends it: no HTTP form in between.
       const body = serializeModelInferResponse(encodeModelInferResponse(await core.infer(request)));
-      return { status: 200, contentType: MODEL_INFER_RESPONSE_TYPE, body };
+      return successResult({ contentType: MODEL_INFER_RESPONSE_TYPE, body });
     }
     const reply = await answerInferCall(core, { ...call, request });
-    return { status: 200, contentType: reply.contentType, body: reply.body, headers: reply.headers };
+    return successResult({ contentType: reply.contentType, body: reply.body, headers: reply.headers });
   }
 
   /** The job's body in the forms `/infer` takes, with inputs named by asset read from the object store. */
@@ -230,7 +231,7 @@ export function createInvocationProcessor(deps: ProcessorDeps): InvocationProces
       // event at all: the gateway, still holding the response, answers it with its HTTP status, as
       // the same call without SSE is answered. No 302 transform applies to a stream.
       const data = result.body.toString('utf8');
-      if (result.status < 400) await events.append(job.requestId, [{ data, last: true }]);
+      if (result.ok) await events.append(job.requestId, [{ data, last: true }]);
       else if (events.appended) await events.append(job.requestId, [{ data, last: true, error: true }]);
     } else if (!job.stream && !job.directOnly) {
       // A caller that cannot follow a 302 (gRPC) gets every result direct.

@@ -1,4 +1,4 @@
-import { type InvocationResult, type ResultObjectIndex, resultObjectKey } from '@nvcf/queue';
+import { type InvocationResult, type ResultObjectIndex, resultObjectKey, successResult } from '@nvcf/queue';
 import type { ObjectStore } from '@nvcf/storage';
 import { type AsyncZippable, zip } from 'fflate';
 
@@ -30,7 +30,8 @@ export function createLargeResultStore(deps: {
       result: InvocationResult,
       artefacts: readonly { name: string; body: Buffer }[] = [],
     ): Promise<InvocationResult> {
-      if (result.status >= 300 || (result.body.length <= deps.maxDirectBytes && artefacts.length === 0)) return result;
+      // A failure is never stored away; a container's own 3xx never reaches here (container-processor.ts).
+      if (!result.ok || (result.body.length <= deps.maxDirectBytes && artefacts.length === 0)) return result;
       const files: AsyncZippable = { [`${requestId}.response`]: result.body };
       for (const file of artefacts) files[file.name] = file.body;
       const key = resultObjectKey(requestId);
@@ -39,7 +40,7 @@ export function createLargeResultStore(deps: {
         contentType: 'application/zip',
       });
       await deps.index.track(key, deps.ttlSeconds);
-      return { status: 302, contentType: 'application/zip', body: Buffer.alloc(0), objectKey: key };
+      return successResult({ status: 302, contentType: 'application/zip', body: Buffer.alloc(0), objectKey: key });
     },
   };
 }

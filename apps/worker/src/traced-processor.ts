@@ -1,3 +1,4 @@
+import { errorCodeInfo } from '@nvcf/protocol';
 import type { InvocationProcessor } from '@nvcf/queue';
 import { recordSpanFailure, type Tracing } from '@nvcf/service-kit';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode } from '@opentelemetry/api';
@@ -35,7 +36,8 @@ export function tracedProcessor(processor: InvocationProcessor, tracing: Tracing
         const result = await processor(job, ctx);
         if (result) {
           span.setAttribute('nvcf.result.status', result.status);
-          if (result.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+          // The platform's or the function's fault (a 5xx code), not the caller's.
+          if (!result.ok && errorCodeInfo[result.code].http >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
         }
         return result;
       } catch (err) {

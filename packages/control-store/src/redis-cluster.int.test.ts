@@ -102,7 +102,7 @@ describe('on a Redis Cluster', () => {
         }
         await store.reportProgress(j.requestId, 50);
         await events.append(j.requestId, [{ data: 'tick' }, { data: 'done', last: true }]);
-        return { status: 200, contentType: 'application/json', body: Buffer.from('{"ok":1}') };
+        return { ok: true, status: 200, contentType: 'application/json', body: Buffer.from('{"ok":1}') };
       },
       {
         concurrency: 4,
@@ -110,7 +110,13 @@ describe('on a Redis Cluster', () => {
         lockDurationMs: 5000,
         stalledIntervalMs: 1000,
         maxStalledCount: 1,
-        failure: () => ({ status: 500, contentType: 'text/plain', body: Buffer.from('failed') }),
+        failure: () => ({
+          ok: false,
+          code: 'INTERNAL',
+          status: 500,
+          contentType: 'text/plain',
+          body: Buffer.from('failed'),
+        }),
       },
     );
     try {

@@ -60,7 +60,13 @@ function setup() {
       maxStalledCount: 1,
       blockMs: 200,
       ownQueueQuietMs: 300,
-      failure: (_requestId, reason) => ({ status: 500, contentType: 'text/plain', body: Buffer.from(reason) }),
+      failure: (_requestId, reason) => ({
+        ok: false,
+        code: 'INTERNAL',
+        status: 500,
+        contentType: 'text/plain',
+        body: Buffer.from(reason),
+      }),
     });
     const close = consumer.close;
     consumer.close = async (force?: boolean) => {
@@ -82,7 +88,12 @@ function setup() {
   return { keys, producer, versionId, job, consume, answer };
 }
 
-const ok = (text: string): InvocationResult => ({ status: 200, contentType: 'text/plain', body: Buffer.from(text) });
+const ok = (text: string): InvocationResult => ({
+  ok: true,
+  status: 200,
+  contentType: 'text/plain',
+  body: Buffer.from(text),
+});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function gate() {
   let open: () => void = () => {};

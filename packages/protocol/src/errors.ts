@@ -44,6 +44,30 @@ export const errorCodeInfo: Readonly<Record<ErrorCode, CodeInfo>> = {
   INTERNAL: { http: 500, grpc: 13, retryable: true },
 };
 
+/** HTTP statuses a function answers with, as error codes: the inverse of `errorCodeInfo`'s HTTP column. */
+const BY_HTTP_STATUS: ReadonlyMap<number, ErrorCode> = new Map<number, ErrorCode>([
+  [400, 'INVALID_ARGUMENT'],
+  [401, 'UNAUTHENTICATED'],
+  [403, 'PERMISSION_DENIED'],
+  [404, 'NOT_FOUND'],
+  [408, 'DEADLINE_EXCEEDED'],
+  [409, 'ALREADY_EXISTS'],
+  [413, 'PAYLOAD_TOO_LARGE'],
+  [422, 'INVALID_ARGUMENT'],
+  [429, 'RESOURCE_EXHAUSTED'],
+  [499, 'CANCELLED'],
+  [500, 'INTERNAL'],
+  [501, 'UNIMPLEMENTED'],
+  [502, 'UNAVAILABLE'],
+  [503, 'UNAVAILABLE'],
+  [504, 'DEADLINE_EXCEEDED'],
+]);
+
+/** The code of a function's error status: the table above, else INTERNAL (5xx) or INVALID_ARGUMENT (4xx). */
+export function errorCodeOfHttpStatus(httpStatus: number): ErrorCode {
+  return BY_HTTP_STATUS.get(httpStatus) ?? (httpStatus >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT');
+}
+
 /**
  * An error that knows its code. Anything thrown that is not an AppError is treated as INTERNAL.
  *

@@ -1,7 +1,8 @@
 import { DeadlineQueue } from './deadline-queue.ts';
+import type { InvocationResult } from './invocation-result.ts';
 import type { Keys } from './keys.ts';
 import type { RedisClient } from './redis-connection.ts';
-import { type InvocationResult, parseReplyFrame } from './request-store.ts';
+import { parseReplyFrame } from './request-store.ts';
 
 /** How a wait ended. `completed` carries the result when it arrived inline on this process's reply channel. */
 export type WaitOutcome = { kind: 'completed'; result?: InvocationResult } | { kind: 'timeout' } | { kind: 'aborted' };

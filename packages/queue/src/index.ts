@@ -4,6 +4,7 @@ export * from './event-stream.ts';
 export * from './idempotency-store.ts';
 export * from './invocation-consumer.ts';
 export * from './invocation-producer.ts';
+export * from './invocation-result.ts';
 export * from './job-contract.ts';
 export * from './keys.ts';
 export * from './queue-stats.ts';

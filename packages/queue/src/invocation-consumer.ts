@@ -6,11 +6,12 @@ import { createLeaseKeeper } from './consumer/lease-keeper.ts';
 import { createOwnQueue } from './consumer/own-queue.ts';
 import { createQueueMaintenance } from './consumer/queue-maintenance.ts';
 import { createStreamReader } from './consumer/stream-reader.ts';
+import type { InvocationResult } from './invocation-result.ts';
 import type { InvocationJob } from './job-contract.ts';
 import type { Keys } from './keys.ts';
 import { withRequestScripts } from './lua-scripts.ts';
 import type { RedisClient } from './redis-connection.ts';
-import type { InvocationResult, RequestStore } from './request-store.ts';
+import type { RequestStore } from './request-store.ts';
 
 export { WORKER_QUEUE_TTL_MS } from './consumer/own-queue.ts';
 

@@ -8,10 +8,11 @@ import {
   type InvocationProcessor,
 } from './invocation-consumer.ts';
 import { createInvocationProducer, QueueBytesError } from './invocation-producer.ts';
+import type { InvocationResult } from './invocation-result.ts';
 import { InvocationJob } from './job-contract.ts';
 import { createKeys, newRequestId, WORKERS_GROUP } from './keys.ts';
 import { createRedis, type RedisClient } from './redis-connection.ts';
-import { createRequestStore, type InvocationResult } from './request-store.ts';
+import { createRequestStore } from './request-store.ts';
 
 /** The invocation queue end to end on a real Redis: the gateway's producer, workers' consumers, the request store. */
 let server: RedisHandle;
@@ -49,7 +50,13 @@ function setup(attempts = 3, maxVersionBytes = 0) {
       lockDurationMs: 30_000,
       stalledIntervalMs: 30_000,
       maxStalledCount: 1,
-      failure: (_requestId, reason) => ({ status: 500, contentType: 'text/plain', body: Buffer.from(reason) }),
+      failure: (_requestId, reason) => ({
+        ok: false,
+        code: 'INTERNAL',
+        status: 500,
+        contentType: 'text/plain',
+        body: Buffer.from(reason),
+      }),
       ...opts,
     });
     const close = consumer.close;
@@ -74,7 +81,12 @@ function setup(attempts = 3, maxVersionBytes = 0) {
 }
 
 const json = (value: unknown) => ({ kind: 'json' as const, contentType: 'application/json', value });
-const ok = (text: string): InvocationResult => ({ status: 200, contentType: 'text/plain', body: Buffer.from(text) });
+const ok = (text: string): InvocationResult => ({
+  ok: true,
+  status: 200,
+  contentType: 'text/plain',
+  body: Buffer.from(text),
+});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A gate the test opens: work held on it stays running however fast the machine is. */
@@ -321,7 +333,13 @@ describe('invocation queue', () => {
     expect(await producer.position(versionId, third.requestId)).toBeUndefined();
     expect(await producer.position(versionId, fourth.requestId)).toBe(1);
     // Settled elsewhere while it waited (a cancel): the worker's processor sees that and answers nothing.
-    await store.complete(second.requestId, { status: 499, contentType: 'text/plain', body: Buffer.from('gone') });
+    await store.complete(second.requestId, {
+      ok: false,
+      code: 'CANCELLED',
+      status: 499,
+      contentType: 'text/plain',
+      body: Buffer.from('gone'),
+    });
     g.open();
     expect((await answer(fourth.requestId)).body.toString()).toBe(fourth.requestId);
     expect(ran).toEqual([first.requestId, second.requestId, fourth.requestId]);
@@ -354,7 +372,13 @@ describe('invocation queue', () => {
     expect(await producer.withdraw(versionId, withdrawn.requestId)).toBe(true);
     expect(await producer.accountBytes('team-b')).toBe(0);
     // Run and answered, or settled meanwhile and left (no answer stored): released as each leaves the queue.
-    await store.complete(settled.requestId, { status: 499, contentType: 'text/plain', body: Buffer.from('gone') });
+    await store.complete(settled.requestId, {
+      ok: false,
+      code: 'CANCELLED',
+      status: 499,
+      contentType: 'text/plain',
+      body: Buffer.from('gone'),
+    });
     const worker = consume(async (j) => (j.requestId === settled.requestId ? undefined : ok(j.requestId)));
     expect((await answer(ran.requestId)).status).toBe(200);
     while ((await producer.depth(versionId)) > 0) await sleep(10);

@@ -52,7 +52,7 @@ describe('on a primary under Sentinel', () => {
     const versionId = crypto.randomUUID();
     const requestId = newRequestId(versionId);
     expect(await store.create(requestId, crypto.randomUUID(), versionId)).toBe(true);
-    await store.complete(requestId, { status: 200, contentType: 'text/plain', body: Buffer.from('ok') });
+    await store.complete(requestId, { ok: true, status: 200, contentType: 'text/plain', body: Buffer.from('ok') });
     const view = await store.take(requestId);
     expect(view.kind === 'result' && view.result.body.toString()).toBe('ok');
     // The data sits on the primary the sentinel named.

@@ -1,10 +1,12 @@
+import { errorCodeOfHttpStatus } from '@nvcf/protocol';
 import { type RedisHandle, startRedis } from '@nvcf/testing';
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createCompletionWaiter } from './completion-waiter.ts';
+import type { InvocationResult } from './invocation-result.ts';
 import { createKeys, type Keys } from './keys.ts';
 import { createRedis, type RedisClient } from './redis-connection.ts';
-import { createRequestStore, type InvocationResult, type RequestStore } from './request-store.ts';
+import { createRequestStore, type RequestStore } from './request-store.ts';
 
 let server: RedisHandle;
 let redis: RedisClient;
@@ -12,7 +14,9 @@ let subscriber: RedisClient;
 let keys: Keys;
 let store: RequestStore;
 
+/** A function's answer with this status: a failure (coded by its status) from 400 on. */
 const result = (status: number, text: string): InvocationResult => ({
+  ...(status < 400 ? { ok: true as const } : { ok: false as const, code: errorCodeOfHttpStatus(status) }),
   status,
   contentType: 'application/json',
   body: Buffer.from(text),
@@ -54,24 +58,43 @@ describe('request store', () => {
     expect((await store.take(id)).kind).toBe('delivered');
   });
 
-  it("keeps a failure's error code beside its rendering, for a read and for the inline reply", async () => {
+  it("keeps a failure's error code beside its rendering, for a read and for the inline reply; reads an uncoded one by its status", async () => {
     const gatewayId = uuidv4();
     const waiter = createCompletionWaiter(subscriber, keys, gatewayId);
     await waiter.start();
     try {
-      const [coded, plain] = [uuidv4(), uuidv4()];
+      const [coded, legacy] = [uuidv4(), uuidv4()];
       await store.create(coded, 'f', 'v');
-      await store.create(plain, 'f', 'v');
       const inline = waiter.register(coded, Date.now() + 10_000);
-      const failure: InvocationResult = { ...result(422, '{"detail":"no"}'), code: 'UNPROCESSABLE' };
+      // 422 alone reads as INVALID_ARGUMENT: the code the worker gave is what travels.
+      const failure: InvocationResult = {
+        ok: false,
+        code: 'UNPROCESSABLE',
+        status: 422,
+        contentType: 'application/json',
+        body: Buffer.from('{"detail":"no"}'),
+      };
       await store.complete(coded, failure, { gatewayId, maxInlineBytes: 1024 });
-      await store.complete(plain, result(500, 'x'));
       const got = await inline.outcome;
-      expect(got.kind === 'completed' && got.result).toMatchObject({ status: 422, code: 'UNPROCESSABLE' });
+      expect(got.kind === 'completed' && got.result).toMatchObject({ ok: false, status: 422, code: 'UNPROCESSABLE' });
       expect(got.kind === 'completed' && got.result?.body.toString()).toBe('{"detail":"no"}');
-      expect(await store.peek(coded)).toMatchObject({ kind: 'result', result: { status: 422, code: 'UNPROCESSABLE' } });
-      const uncoded = await store.take(plain);
-      expect(uncoded.kind === 'result' && 'code' in uncoded.result).toBe(false);
+      expect(await store.peek(coded)).toMatchObject({
+        kind: 'result',
+        result: { ok: false, status: 422, code: 'UNPROCESSABLE' },
+      });
+      // The previous release's workers stored some failures without a code: read as failures coded by status.
+      await store.create(legacy, 'f', 'v');
+      await redis.hset(keys.request(legacy), {
+        state: 'errored',
+        code: '502',
+        ctype: 'text/plain',
+        body: 'x',
+        err: '',
+      });
+      expect(await store.take(legacy)).toMatchObject({
+        kind: 'result',
+        result: { ok: false, status: 502, code: 'UNAVAILABLE' },
+      });
     } finally {
       await waiter.close();
     }
@@ -137,7 +160,7 @@ describe('request store', () => {
     const id = uuidv4();
     await store.create(id, 'f', 'v');
     const body = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
-    await store.complete(id, { status: 200, contentType: 'application/octet-stream', body });
+    await store.complete(id, { ok: true, status: 200, contentType: 'application/octet-stream', body });
     const taken = await store.take(id);
     expect(taken.kind === 'result' && Buffer.compare(taken.result.body, body)).toBe(0);
   });
@@ -179,7 +202,7 @@ describe('completion waiter', () => {
       const body = Buffer.from([0, 10, 13, 255, 10]);
       await store.complete(
         small,
-        { status: 201, contentType: 'x/y', body, headers: { 'x-a': '1\n2' } },
+        { ok: true, status: 201, contentType: 'x/y', body, headers: { 'x-a': '1\n2' } },
         { gatewayId, maxInlineBytes: 8 },
       );
       await store.complete(big, result(200, '0123456789'), { gatewayId, maxInlineBytes: 8 });

@@ -1,29 +1,10 @@
-import { ErrorCode } from '@nvcf/protocol';
+import { type InvocationResult, storedCode, storedResult } from './invocation-result.ts';
 import type { Keys, QueueKeys } from './keys.ts';
 import { withRequestScripts } from './lua-scripts.ts';
 import type { RedisClient } from './redis-connection.ts';
 
 export const REQUEST_STATES = ['queued', 'in-progress', 'fulfilled', 'errored', 'delivered'] as const;
 export type RequestState = (typeof REQUEST_STATES)[number];
-
-/** What a function answered: an HTTP-shaped response, stored verbatim and returned verbatim. */
-export interface InvocationResult {
-  status: number;
-  contentType: string;
-  body: Buffer;
-  headers?: Record<string, string>;
-  /**
-   * A failure's error code, beside its rendering: a surface that speaks another protocol than the
-   * rendering's (the gateway's gRPC port) takes the code the worker meant instead of guessing it back
-   * from the HTTP status.
-   */
-  code?: ErrorCode;
-  /**
-   * A result too large to travel inline (NVCF: > 5 MiB) is kept in the object store under this key; the
-   * client gets a 302 to a signed URL for it.
-   */
-  objectKey?: string;
-}
 
 export interface ReplyTarget {
   gatewayId: string;
@@ -127,8 +108,8 @@ export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSe
         result.body,
         ttl,
         inline ? reply.gatewayId : '',
-        result.objectKey ?? '',
-        result.code ?? '',
+        (result.ok && result.objectKey) || '',
+        storedCode(result),
       ];
       let stored: number;
       if (!job) stored = await r.nvcfCompleteRequest(record, ...args);
@@ -182,23 +163,16 @@ export function createRequestStore(redis: RedisClient, keys: Keys, opts: { ttlSe
         versionId,
       };
     }
-    const result: InvocationResult = {
+    const result = storedResult({
       status: Number(v[4]?.toString()),
       contentType: v[5]?.toString() ?? 'application/octet-stream',
       body: v[7] ?? Buffer.alloc(0),
       headers: JSON.parse(v[6]?.toString() || '{}') as Record<string, string>,
+      code: v[9]?.toString() ?? '',
       ...(v[8] ? { objectKey: v[8].toString() } : {}),
-      ...errorCodeField(v[9]?.toString()),
-    };
+    });
     return { kind: 'result', functionId, versionId, result };
   }
-}
-
-const ERROR_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCode));
-
-/** A stored error code as the result's field; nothing for none (or one this version does not know). */
-function errorCodeField(text: string | undefined): { code?: ErrorCode } {
-  return text && ERROR_CODES.has(text) ? { code: text as ErrorCode } : {};
 }
 
 /** Parses an inline reply frame (see complete-request.lua). Undefined when malformed. */
@@ -220,12 +194,6 @@ export function parseReplyFrame(frame: Buffer): { requestId: string; result: Inv
   }
   return {
     requestId,
-    result: {
-      status: Number(status),
-      contentType,
-      headers,
-      body: frame.subarray(start),
-      ...errorCodeField(code),
-    },
+    result: storedResult({ status: Number(status), contentType, headers, body: frame.subarray(start), code }),
   };
 }

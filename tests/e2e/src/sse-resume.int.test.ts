@@ -150,7 +150,12 @@ describe('Last-Event-ID on the status stream', () => {
     await events().append(reqId, [{ data: 'd' }]);
     expect((await resumed.next()).value).toMatchObject({ data: 'd' });
     await events().append(reqId, [{ data: 'e', last: true }]);
-    await requests().complete(reqId, { status: 200, contentType: 'application/json', body: Buffer.from('{"all":1}') });
+    await requests().complete(reqId, {
+      ok: true,
+      status: 200,
+      contentType: 'application/json',
+      body: Buffer.from('{"all":1}'),
+    });
     const tail: Sse[] = [];
     for await (const e of resumed) tail.push(e);
     expect(tail.map((e) => e.data)).toEqual(['e']); // then the end; the stored result is not an event
@@ -173,7 +178,12 @@ describe('Last-Event-ID on the status stream', () => {
     await requests().create(reqId, fnId('generative'), verId('generative'));
     await events().append(reqId, [{ data: 'a' }, { data: 'b', last: true }]);
     // The result is still stored (no stream took it): a plain resume would have re-sent it as an event.
-    await requests().complete(reqId, { status: 200, contentType: 'application/json', body: Buffer.from('{"x":1}') });
+    await requests().complete(reqId, {
+      ok: true,
+      status: 200,
+      contentType: 'application/json',
+      body: Buffer.from('{"x":1}'),
+    });
     const all = await events().read(reqId, '0');
     const res = await follow(reqId, { 'last-event-id': all.at(-1)?.id ?? '' });
     expect(res.status).toBe(200);
@@ -190,6 +200,8 @@ describe('Last-Event-ID on the status stream', () => {
     await events().append(reqId, [{ data: 'a' }, { data: 'b' }]);
     const problem = JSON.stringify({ title: 'Internal Server Error', status: 500 });
     await requests().complete(reqId, {
+      ok: false,
+      code: 'INTERNAL',
       status: 500,
       contentType: 'application/problem+json',
       body: Buffer.from(problem),
@@ -211,7 +223,12 @@ describe('Last-Event-ID on the status stream', () => {
       reqId,
       data.slice(1).map((d, i) => ({ data: d, last: i === data.length - 2 })),
     );
-    await requests().complete(reqId, { status: 200, contentType: 'application/json', body: Buffer.from('{"x":1}') });
+    await requests().complete(reqId, {
+      ok: true,
+      status: 200,
+      contentType: 'application/json',
+      body: Buffer.from('{"x":1}'),
+    });
     const live = await reading;
     expect(live.map((e) => e.data)).toEqual(data); // the stored result is not an extra event
     // Finished: no append or completion will wake a reader now; it must page through on its own.

@@ -161,7 +161,7 @@ export function createGatewayGrpcService(
     if (outcome.kind === 'result') {
       // A unary answer goes out in one piece right after this: it counts as delivered.
       void deps.invocations.delivered(requestId, outcome.result);
-      if (outcome.result.status >= 400) throw functionFailure(outcome.result, MODEL_INFER_PATH, requestId);
+      if (!outcome.result.ok) throw functionFailure(outcome.result, MODEL_INFER_PATH, requestId);
       return decodeInferResult(outcome.result);
     }
     if (outcome.kind === 'unknown') {

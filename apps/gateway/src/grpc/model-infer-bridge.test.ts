@@ -1,7 +1,13 @@
 import { FunctionVersion } from '@nvcf/control-store';
 import { decodeModelInferRequest } from '@nvcf/kserve-grpc';
-import { AppError, decodeInferRequestParts, PROBLEM_CONTENT_TYPE, problem } from '@nvcf/protocol';
-import { type InvocationResult, MODEL_INFER_RESPONSE_TYPE } from '@nvcf/queue';
+import {
+  AppError,
+  decodeInferRequestParts,
+  errorCodeOfHttpStatus,
+  PROBLEM_CONTENT_TYPE,
+  problem,
+} from '@nvcf/protocol';
+import { type InvocationFailure, type InvocationResult, MODEL_INFER_RESPONSE_TYPE } from '@nvcf/queue';
 import { describe, expect, it } from 'vitest';
 import { checkModel, decodeInferResult, encodeQueuedInfer } from './model-infer-bridge.ts';
 
@@ -88,10 +94,13 @@ describe('encodeQueuedInfer', () => {
 describe('decodeInferResult', () => {
   it("sends the worker's rendered ModelInferResponse as it is", () => {
     const body = Buffer.from([0x0a, 0x06, 0x73, 0x69, 0x6d, 0x70, 0x6c, 0x65]);
-    expect(decodeInferResult({ status: 200, contentType: MODEL_INFER_RESPONSE_TYPE, body })).toBe(body);
+    expect(decodeInferResult({ ok: true, status: 200, contentType: MODEL_INFER_RESPONSE_TYPE, body })).toBe(body);
   });
 
-  const failure = (status: number, detail: string): InvocationResult => ({
+  // A container server's failure, coded by its HTTP status as the worker's container edge codes it.
+  const failure = (status: number, detail: string): InvocationFailure => ({
+    ok: false,
+    code: errorCodeOfHttpStatus(status),
     status,
     contentType: PROBLEM_CONTENT_TYPE,
     body: Buffer.from(JSON.stringify(problem(status, detail, { source: 'inference-service' }))),
@@ -126,14 +135,31 @@ describe('decodeInferResult', () => {
   });
 
   it('KServe\'s {"error"} and bodies that are not JSON', () => {
-    const kserve = { status: 400, contentType: 'application/json', body: Buffer.from('{"error":"bad input"}') };
+    const kserve: InvocationResult = {
+      ok: false,
+      code: 'INVALID_ARGUMENT',
+      status: 400,
+      contentType: 'application/json',
+      body: Buffer.from('{"error":"bad input"}'),
+    };
     expect(codeOf(kserve)).toEqual(['INVALID_ARGUMENT', 'bad input']);
-    const text = { status: 502, contentType: 'text/html', body: Buffer.from('<html>') };
+    const text: InvocationResult = {
+      ok: false,
+      code: 'UNAVAILABLE',
+      status: 502,
+      contentType: 'text/html',
+      body: Buffer.from('<html>'),
+    };
     expect(codeOf(text)).toEqual(['UNAVAILABLE', 'the function answered HTTP 502']);
   });
 
   it('a success that is not a rendered ModelInferResponse → INTERNAL', () => {
-    const result = { status: 200, contentType: 'application/json', body: Buffer.from('{"hello":1}') };
+    const result: InvocationResult = {
+      ok: true,
+      status: 200,
+      contentType: 'application/json',
+      body: Buffer.from('{"hello":1}'),
+    };
     expect(codeOf(result)[0]).toBe('INTERNAL');
   });
 });

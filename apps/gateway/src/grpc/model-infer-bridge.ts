@@ -8,9 +8,13 @@ import {
   type RequestedOutputOptions,
   type Tensor,
 } from '@nvcf/protocol';
-import { type InvocationInput, type InvocationResult, MODEL_INFER_RESPONSE_TYPE } from '@nvcf/queue';
+import {
+  type InvocationFailure,
+  type InvocationInput,
+  type InvocationResult,
+  MODEL_INFER_RESPONSE_TYPE,
+} from '@nvcf/queue';
 import { RelayedFunctionError, relayedProblem } from '../invocation/relayed-problem.ts';
-import { errorCodeOfHttpStatus } from './grpc-status.ts';
 
 declare global {
   interface JSON {
@@ -125,12 +129,11 @@ function jsonSafe(params: Record<string, unknown>): Record<string, unknown> {
  * The function's answer as the ModelInferResponse to send: the worker rendered it (`respond: 'kserve-grpc'`),
  * so its bytes go out as they are.
  *
- * @throws AppError for a failure answer (problem+json, or KServe's `{"error"}`) with its `detail`, coded
- *   as the worker coded it, else by its status (`errorCodeOfHttpStatus`); INTERNAL for a success that is
- *   not a rendered ModelInferResponse.
+ * @throws AppError for a failure answer (problem+json, or KServe's `{"error"}`) with its `detail` and its
+ *   code; INTERNAL for a success that is not a rendered ModelInferResponse.
  */
 export function decodeInferResult(result: InvocationResult): Buffer {
-  if (result.status >= 400) throw new AppError(failureCode(result), failureDetail(result));
+  if (!result.ok) throw new AppError(result.code, failureDetail(result));
   if (result.contentType !== MODEL_INFER_RESPONSE_TYPE) {
     throw new AppError(
       'INTERNAL',
@@ -141,11 +144,11 @@ export function decodeInferResult(result: InvocationResult): Buffer {
 }
 
 /**
- * A function's failure answer as the error a gRPC call ends with: its code (the worker's, else by the HTTP status), its
+ * A function's failure answer as the error a gRPC call ends with: its code, its
  * detail as the message, and the whole problem+json (every NVCF field, `instance` = the RPC's path) for
  * the trailers. A failure body that is not problem+json is described by one.
  */
-export function functionFailure(result: InvocationResult, instance: string, requestId: string): RelayedFunctionError {
+export function functionFailure(result: InvocationFailure, instance: string, requestId: string): RelayedFunctionError {
   const detail = failureDetail(result);
   const relayed = relayedProblem(result, instance, requestId);
   const body =
@@ -154,11 +157,8 @@ export function functionFailure(result: InvocationResult, instance: string, requ
           JSON.stringify(problem(result.status, detail, { source: 'inference-service', instance, requestId })),
         )
       : relayed.body;
-  return new RelayedFunctionError(failureCode(result), detail, body, requestId);
+  return new RelayedFunctionError(result.code, detail, body, requestId);
 }
-
-/** The code the worker gave the failure; a result without one (a function's own HTTP answer) by its status. */
-const failureCode = (result: InvocationResult) => result.code ?? errorCodeOfHttpStatus(result.status);
 
 /** problem+json `detail`, KServe `{"error"}`, or a short text; never more than 4 KiB of it. */
 function failureDetail(result: InvocationResult): string {

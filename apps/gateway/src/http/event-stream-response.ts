@@ -202,7 +202,7 @@ export async function eventStreamResponse(
     };
     /** Writes a stored answer as the stream's end (it has no id: it is not in the request's stream). */
     const sendStored = async (result: InvocationResult) => {
-      const failed = result.status >= 400;
+      const failed = !result.ok;
       await stream.writeSSE({ data: result.body.toString('utf8'), ...(failed ? { event: 'error' } : {}) });
     };
     try {
@@ -321,8 +321,7 @@ function fromResult(requestId: string, result: InvocationResult, resume: Resume 
   // (an id the stream does not hold, such as the one event's '0-1' below, saw the answer already).
   if (resume) return resume.seen ? { kind: 'end', tail: result } : { kind: 'end' };
   // A failure, or an answer behind a 302, is answered as HTTP; anything else is the stream's one event.
-  if (result.status >= 400 || result.objectKey)
-    return { kind: 'answer', outcome: { kind: 'result', requestId, result } };
+  if (!result.ok || result.objectKey) return { kind: 'answer', outcome: { kind: 'result', requestId, result } };
   return { kind: 'events', first: [{ id: '0-1', data: result.body.toString('utf8'), last: true, error: false }] };
 }
 

@@ -47,7 +47,7 @@ export function invocationResponse(
     });
   }
   const result = relayedProblem(outcome.result, instance, requestId);
-  if (result.objectKey) {
+  if (result.ok && result.objectKey) {
     // Over the direct limit: a redirect to the stored zip (NVCF behaviour: results).
     return new Response(null, {
       status: 302,
@@ -60,7 +60,7 @@ export function invocationResponse(
       },
     });
   }
-  const ok = result.status < 400;
+  const { ok } = result;
   return new Response(result.body.length > 0 ? new Uint8Array(result.body) : null, {
     status: result.status,
     headers: {

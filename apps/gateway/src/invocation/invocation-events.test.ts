@@ -1,3 +1,4 @@
+import { successResult } from '@nvcf/queue';
 import { describe, expect, it } from 'vitest';
 import { answerStatus, createInvocationEvents, type InvocationEventName } from './invocation-events.ts';
 
@@ -21,7 +22,7 @@ describe('invocation events', () => {
   });
 
   it('a stored large result is answered as a 302, anything else with its own status', () => {
-    const result = { status: 200, contentType: 'application/json', body: Buffer.from('{}') };
+    const result = successResult({ contentType: 'application/json', body: Buffer.from('{}') });
     expect(answerStatus(result)).toBe(200);
     expect(answerStatus({ ...result, objectKey: 'results/r1' })).toBe(302);
   });

@@ -1,7 +1,11 @@
+import { errorCodeOfHttpStatus } from '@nvcf/protocol';
+import type { InvocationResult } from '@nvcf/queue';
 import { describe, expect, it } from 'vitest';
 import { relayedProblem } from './relayed-problem.ts';
 
-const result = (status: number, contentType: string, body: unknown) => ({
+/** A function's answer with this status, a failure from 400 on (coded as the worker codes a server's status). */
+const result = (status: number, contentType: string, body: unknown): InvocationResult => ({
+  ...(status < 400 ? { ok: true as const } : { ok: false as const, code: errorCodeOfHttpStatus(status) }),
   status,
   contentType,
   body: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),

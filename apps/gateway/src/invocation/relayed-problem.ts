@@ -9,7 +9,7 @@ import type { InvocationResult } from '@nvcf/queue';
  * (a function's own error format) are relayed as they are.
  */
 export function relayedProblem(result: InvocationResult, instance: string, requestId: string): InvocationResult {
-  if (result.status < 400 || !result.contentType.toLowerCase().startsWith(PROBLEM_CONTENT_TYPE)) return result;
+  if (result.ok || !result.contentType.toLowerCase().startsWith(PROBLEM_CONTENT_TYPE)) return result;
   let body: unknown;
   try {
     body = JSON.parse(result.body.toString('utf8'));

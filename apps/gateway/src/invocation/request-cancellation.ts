@@ -1,5 +1,4 @@
-import { PROBLEM_CONTENT_TYPE, problem } from '@nvcf/protocol';
-import type { EventStream, InvocationProducer, RequestStore } from '@nvcf/queue';
+import { type EventStream, failureResult, type InvocationProducer, type RequestStore } from '@nvcf/queue';
 import type { RequestAccess } from './invocation-service.ts';
 
 /**
@@ -32,15 +31,10 @@ export function createRequestCancellation(deps: RequestCancellationDeps): Reques
       const owner = await store.owner(requestId);
       if (!owner || !(await authorize({ requestId, ...owner }))) return 'unknown';
       const detail = `request '${requestId}' was cancelled by its owner`;
-      const body = problem(499, detail, { source: 'nvcf-gateway', requestId });
       // The answer first: the request store's first writer wins, so a worker finishing at the same moment
       // either answered first (then nothing is cancelled) or finds its answer discarded.
-      const stored = await store.complete(requestId, {
-        status: 499,
-        code: 'CANCELLED',
-        contentType: PROBLEM_CONTENT_TYPE,
-        body: Buffer.from(JSON.stringify(body)),
-      });
+      const cancelled = failureResult('CANCELLED', detail, { source: 'nvcf-gateway', requestId });
+      const stored = await store.complete(requestId, cancelled);
       if (!stored) return (await store.peek(requestId)).kind === 'missing' ? 'unknown' : 'finished';
       const [, withdrawn] = await Promise.all([
         events.cancel(requestId),

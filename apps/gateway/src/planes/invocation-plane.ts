@@ -1,5 +1,4 @@
 import { createRateLimiter } from '@nvcf/control-store';
-import { PROBLEM_CONTENT_TYPE, problem } from '@nvcf/protocol';
 import {
   type CompletionWaiter,
   createCompletionWaiter,
@@ -11,6 +10,7 @@ import {
   createResultObjectIndex,
   createSequenceRouter,
   type EventStream,
+  failureResult,
   type InvocationProducer,
   newGatewayId,
   type RequestStore,
@@ -85,13 +85,7 @@ export async function startInvocationPlane(
     retireQueue: (versionId) =>
       producer.retire(versionId, async (requestId) => {
         const gone = `function version '${versionId}' was deleted before this request ran`;
-        const body = problem(404, gone, { source: 'nvcf-gateway', requestId });
-        await store.complete(requestId, {
-          status: 404,
-          code: 'NOT_FOUND',
-          contentType: PROBLEM_CONTENT_TYPE,
-          body: Buffer.from(JSON.stringify(body)),
-        });
+        await store.complete(requestId, failureResult('NOT_FOUND', gone, { source: 'nvcf-gateway', requestId }));
       }),
     stopSweeping: () => clearInterval(results.sweeper),
     close: () => producer.close(),

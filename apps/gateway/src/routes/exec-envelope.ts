@@ -70,7 +70,7 @@ export function execEnvelopeResponse(
   } else if (!/^text\//i.test(result.contentType)) {
     response = result.body.toString('base64');
   }
-  if (result.status < 400) {
+  if (result.ok) {
     return Response.json({ reqId, status: 'fulfilled', response }, { status: result.status, headers });
   }
   return Response.json(

@@ -14,6 +14,7 @@ import {
   type InvocationJob,
   type InvocationProcessor,
   type RedisClient,
+  successResult,
 } from '@nvcf/queue';
 import { createLogger } from '@nvcf/service-kit';
 import { openObjectStore } from '@nvcf/storage';
@@ -175,11 +176,10 @@ describe('container processor: a server that cannot be reached', () => {
   it('does nothing for a request already settled (a re-delivered job)', async () => {
     const processor = await processorFor(await closedPort());
     const job = await newJob();
-    await createRequestStore(redis, keys, { ttlSeconds: 600 }).complete(job.requestId, {
-      status: 200,
-      contentType: 'text/plain',
-      body: Buffer.from('done'),
-    });
+    await createRequestStore(redis, keys, { ttlSeconds: 600 }).complete(
+      job.requestId,
+      successResult({ contentType: 'text/plain', body: Buffer.from('done') }),
+    );
     expect(await processor(job, { attempt: 1, maxAttempts: 3, queuedAt: Date.now() })).toBeUndefined();
   });
 });

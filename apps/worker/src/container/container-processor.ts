@@ -7,6 +7,7 @@ import {
   type InvocationResult,
   inputKeptBeside,
   type RequestStore,
+  successResult,
 } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import type { ObjectStore } from '@nvcf/storage';
@@ -161,7 +162,8 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
         if (!relayed) await answerAsEvent(queued.requestId, result);
         return result;
       }
-      if (result.status >= 300) return result;
+      // Only the server's plain answer (a 2xx of its HTTP contract) becomes a large result.
+      if (!result.ok || result.status >= 300) return result;
       const artefacts = await dirs.artefacts();
       // A caller that cannot follow a 302 (gRPC) gets the body direct.
       if (queued.directOnly) return result;
@@ -222,12 +224,16 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
       await relayEvents(res.body, job.requestId, deps.events, abort, deps.ticker);
       const note = { id: job.requestId, streamed: true, detail: 'relayed as server-sent events' };
       return {
-        result: { status: 200, contentType: 'application/json', body: Buffer.from(JSON.stringify(note)) },
+        result: successResult({ contentType: 'application/json', body: Buffer.from(JSON.stringify(note)) }),
         relayed: true,
       };
     }
     const body = await readBody(res.body);
-    return { result: { status: res.status, contentType, body, headers: passedHeaders(res) }, relayed: false };
+    // Below 400, the server answered: its own status (a 2xx, a 3xx) goes to the client as it is.
+    return {
+      result: successResult({ status: res.status, contentType, body, headers: passedHeaders(res) }),
+      relayed: false,
+    };
   }
 
   /**
@@ -235,7 +241,7 @@ export function createContainerProcessor(deps: ContainerProcessorDeps): Invocati
    * event at all: the gateway, still holding the response, answers it with its HTTP status.
    */
   async function answerAsEvent(requestId: string, result: InvocationResult): Promise<void> {
-    if (result.status < 400) await deps.events.append(requestId, [{ data: result.body.toString('utf8'), last: true }]);
+    if (result.ok) await deps.events.append(requestId, [{ data: result.body.toString('utf8'), last: true }]);
   }
 }
 

@@ -1,5 +1,5 @@
-import { PROBLEM_CONTENT_TYPE, problem } from '@nvcf/protocol';
-import type { InvocationResult } from '@nvcf/queue';
+import { errorCodeOfHttpStatus } from '@nvcf/protocol';
+import { failureResult, type InvocationResult } from '@nvcf/queue';
 
 /**
  * A server's 4xx/5xx as NVCF's worker answers it (NVCF worker, compatibility mode): problem+json from source
@@ -8,17 +8,15 @@ import type { InvocationResult } from '@nvcf/queue';
  */
 export function serverErrorResult(status: number, body: Buffer, requestId: string): InvocationResult {
   const detail = errorText(body) ?? 'Inference error';
-  const rendered = problem(status, detail, { source: 'inference-service', requestId });
-  return { status, contentType: PROBLEM_CONTENT_TYPE, body: Buffer.from(JSON.stringify(rendered)) };
+  return failureResult(errorCodeOfHttpStatus(status), detail, { source: 'inference-service', requestId, status });
 }
 
 /** The server could not be reached or broke off (NVCF worker: `inference-connection`, 500). */
 export function connectionErrorResult(requestId: string): InvocationResult {
-  const rendered = problem(500, 'Inference connection error while making inference request', {
+  return failureResult('INTERNAL', 'Inference connection error while making inference request', {
     source: 'inference-connection',
     requestId,
   });
-  return { status: 500, contentType: PROBLEM_CONTENT_TYPE, body: Buffer.from(JSON.stringify(rendered)) };
 }
 
 function errorText(body: Buffer): string | undefined {

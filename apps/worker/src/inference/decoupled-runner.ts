@@ -1,6 +1,6 @@
 import type { CoreInferRequest, CoreInferResponse, InferenceCore } from '@nvcf/inference-server';
 import { encodeHttpInferResponse } from '@nvcf/protocol';
-import type { EventStream, InvocationResult } from '@nvcf/queue';
+import { type EventStream, type InvocationResult, successResult } from '@nvcf/queue';
 
 /**
  * How a decoupled model's responses reach the client: the protocol the request spoke decides (KServe V2 below,
@@ -116,11 +116,8 @@ function kserveJson(res: CoreInferResponse, final: boolean): string {
   }).body.toString('utf8');
 }
 
-const json = (value: unknown): InvocationResult => ({
-  status: 200,
-  contentType: 'application/json',
-  body: Buffer.from(JSON.stringify(value)),
-});
+const json = (value: unknown): InvocationResult =>
+  successResult({ contentType: 'application/json', body: Buffer.from(JSON.stringify(value)) });
 
 /**
  * KServe V2 JSON, as Triton answers a decoupled model. Streaming, each response is an event with
@@ -144,7 +141,7 @@ export function kserveRendering(request: CoreInferRequest, requestId: string): D
       if (streamed)
         return json({ id: requestId, streamed: true, detail: 'a decoupled model: answered as server-sent events' });
       const body = `{"responses":[${responses.map((r) => kserveJson(r, false)).join(',')}]}`;
-      return { status: 200, contentType: 'application/json', body: Buffer.from(body) };
+      return successResult({ contentType: 'application/json', body: Buffer.from(body) });
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { CoreInferRequest, CoreInferResponse, ModelMetadata } from '@nvcf/inference-server';
 import { AppError, type Tensor } from '@nvcf/protocol';
+import { successResult } from '@nvcf/queue';
 import { z } from 'zod';
 import type { DecoupledRendering } from './decoupled-runner.ts';
 import type { JobInput } from './job-input.ts';
@@ -133,7 +134,7 @@ export function completionCall(
               choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finish }],
               usage,
             };
-      return { status: 200, contentType: 'application/json', body: Buffer.from(JSON.stringify(body)) };
+      return successResult({ contentType: 'application/json', body: Buffer.from(JSON.stringify(body)) });
     },
     progress(responses) {
       if (responses.length % PROGRESS_EVERY !== 0) return undefined;

@@ -1,5 +1,5 @@
-import { type ErrorCode, errorCodeInfo, PROBLEM_CONTENT_TYPE, problem } from '@nvcf/protocol';
-import type { InvocationResult } from '@nvcf/queue';
+import type { ErrorCode } from '@nvcf/protocol';
+import { failureResult, type InvocationResult } from '@nvcf/queue';
 
 /**
  * A failure as the function's response (NVCF behaviour: function failures): `inference-service` when the model refused
@@ -12,7 +12,5 @@ export function problemResult(
   source: 'inference-service' | 'nvcf-worker-service',
   requestId: string,
 ): InvocationResult {
-  const status = errorCodeInfo[code].http;
-  const body = problem(status, detail, { source, requestId });
-  return { status, code, contentType: PROBLEM_CONTENT_TYPE, body: Buffer.from(JSON.stringify(body)) };
+  return failureResult(code, detail, { source, requestId });
 }

@@ -1,9 +1,10 @@
 import type { ConsumerOptions, InvocationProcessor, JobContext } from '../invocation-consumer.ts';
+import type { InvocationResult } from '../invocation-result.ts';
 import { type InvocationJob, inputKeptBeside } from '../job-contract.ts';
 import { type Keys, type QueueKeys, WORKERS_GROUP } from '../keys.ts';
 import type { RequestScripts } from '../lua-scripts.ts';
 import { isRedisUnavailable } from '../redis-connection.ts';
-import type { FinishedJob, InvocationResult, RequestStore } from '../request-store.ts';
+import type { FinishedJob, RequestStore } from '../request-store.ts';
 import { attemptsOf, entryTime, parseJob, type StreamEntry } from './job-entry.ts';
 import { pause } from './pause.ts';
 import type { QueueMaintenance } from './queue-maintenance.ts';

@@ -3,10 +3,10 @@
 -- Registered under three names by its number of keys (lua-scripts.ts): KEYS[1] request hash; a worker's result
 -- also finishes its job, in KEYS[2] (its queue stream), drops the job's kept input, KEYS[3], when there is one, and
 -- releases the bytes the request held in its queue (queue-bytes.lua).
--- ARGV[1] http status (< 400: 'fulfilled', else 'errored'), ARGV[2] content type, ARGV[3] extra headers (JSON),
+-- ARGV[1] the status an HTTP surface answers with, ARGV[2] content type, ARGV[3] extra headers (JSON),
 -- ARGV[4] body (bytes), ARGV[5] ttl seconds, ARGV[6] the accepting gateway's id when the whole result goes to it
 -- inline ('' for none), ARGV[7] object-store key of a large result ('' for none),
--- ARGV[8] the failure's error code ('' for a success, or a failure that names none),
+-- ARGV[8] the failure's error code ('' for a success: the record's state, 'fulfilled' or 'errored', follows it),
 -- with KEYS[2]: ARGV[9] the job's entry id
 -- Returns 1 when stored, 0 when ignored.
 -- What the keys say is not sent again (every byte a client sends is Redis' work): the request id ends the record's
@@ -46,8 +46,9 @@ elseif state == 'fulfilled' or state == 'errored' or state == 'delivered' then
   return 0
 end
 -- Not terminal yet: no run completed before this one ('runs' is set with the result, one command fewer).
-local terminal = 'errored'
-if tonumber(ARGV[1]) < 400 then terminal = 'fulfilled' end
+-- A failure carries its error code, a success none (invocation-result.ts).
+local terminal = 'fulfilled'
+if ARGV[8] ~= '' then terminal = 'errored' end
 redis.call('HSET', KEYS[1], 'state', terminal, 'pct', '100', 'code', ARGV[1], 'ctype', ARGV[2],
   'hdrs', ARGV[3], 'body', ARGV[4], 'updated', now, 'err', ARGV[8], 'runs', '1')
 if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'obj', ARGV[7]) end
