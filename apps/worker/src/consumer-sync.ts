@@ -5,9 +5,10 @@ import type { Logger, Tracing } from '@nvcf/service-kit';
 import type { WorkerConfig } from './config.ts';
 import type { ContainerServers } from './container/container-servers.ts';
 import { type createFunctionModelLoader, ownedFunctionModels } from './function-models.ts';
-import type { ProcessorDeps } from './invocation-processor.ts';
 import type { JobMetrics } from './job-metrics.ts';
 import { createJobProcessors } from './job-processors.ts';
+import type { ModelProcessorDeps } from './model/model-processor.ts';
+import type { RunnerChoiceDeps } from './model/runner-for.ts';
 import { concurrencyFor, publishLoadedModels, servesVersion, wantedVersions } from './served-versions.ts';
 import { createVersionConsumers } from './version-consumers.ts';
 
@@ -29,9 +30,9 @@ export interface ConsumerSyncDeps {
   config: WorkerConfig;
   log: Logger;
   functionModels: ReturnType<typeof createFunctionModelLoader>;
-  largeResults: ProcessorDeps['largeResults'];
-  events: ProcessorDeps['events'];
-  objects: ProcessorDeps['objects'];
+  largeResults: ModelProcessorDeps['largeResults'];
+  events: ModelProcessorDeps['events'];
+  objects: RunnerChoiceDeps['objects'];
   /** The inference servers of container functions (sidecar or processes). */
   containers: ContainerServers;
   /** Container functions' secrets, handed to their servers. */

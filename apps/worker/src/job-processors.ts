@@ -4,12 +4,16 @@ import { tracingOff } from '@nvcf/service-kit';
 import type { ConsumerSyncDeps } from './consumer-sync.ts';
 import { createContainerProcessor } from './container/container-processor.ts';
 import { createSharedTicker } from './container/shared-ticker.ts';
-import { createInvocationProcessor } from './invocation-processor.ts';
 import { meteredProcessor } from './job-metrics.ts';
+import { createModelProcessor } from './model/model-processor.ts';
+import { runnerFor } from './model/runner-for.ts';
 import { isContainer, isModel } from './served-versions.ts';
 import { tracedProcessor } from './traced-processor.ts';
 
-/** The processor of a function version's jobs: its container's server or its model, metered and traced. */
+/**
+ * The processor of a function version's jobs, made when the version starts being served: its container's server, or
+ * its model through the runner its model calls for (runner-for.ts); metered and traced.
+ */
 export type ProcessorFactory = (fv: FunctionVersion) => InvocationProcessor;
 
 export function createJobProcessors(deps: ConsumerSyncDeps): ProcessorFactory {
@@ -36,16 +40,20 @@ export function createJobProcessors(deps: ConsumerSyncDeps): ProcessorFactory {
       });
     }
     if (!isModel(fv)) throw new Error(`function version ${fv.versionId} has neither a model nor a container`);
-    return createInvocationProcessor({
-      store: deps.store,
+    const runner = runnerFor({
       core,
       model: { name: fv.model.name, version: fv.model.version },
-      logger: log,
+      store: deps.store,
+      objects: deps.objects,
       maxTensorElements: config.maxTensorElements,
+      streamChunkRows: config.streamChunkRows,
+    });
+    return createModelProcessor({
+      store: deps.store,
+      logger: log,
       largeResults: deps.largeResults,
       events: deps.events,
-      objects: deps.objects,
-      streamChunkRows: config.streamChunkRows,
+      runner,
     });
   };
   return (fv) => tracedProcessor(meteredProcessor(processorFor(fv), deps.jobMetrics), tracing);

@@ -1,6 +1,26 @@
 import type { CoreInferRequest, CoreInferResponse, InferenceCore } from '@nvcf/inference-server';
-import { encodeHttpInferResponse } from '@nvcf/protocol';
-import { type EventStream, type InvocationResult, successResult } from '@nvcf/queue';
+import { AppError, encodeHttpInferResponse } from '@nvcf/protocol';
+import { type EventStream, type InvocationResult, type RequestStore, successResult } from '@nvcf/queue';
+import type { ModelJob } from './job-input.ts';
+import type { ModelRunner, ModelRunnerDeps } from './model-runner.ts';
+
+/**
+ * A decoupled model (Triton's decoupled transaction policy): its responses one by one (`runDecoupled`), in KServe V2
+ * JSON. A unary gRPC call is refused.
+ */
+export function createDecoupledRunner(deps: ModelRunnerDeps): ModelRunner {
+  return async (job, events) => {
+    const call = await deps.decode(job);
+    // A unary gRPC call has room for one response; Triton refuses it in these words.
+    if (job.respond === 'kserve-grpc') {
+      throw new AppError('UNIMPLEMENTED', "ModelInfer RPC doesn't support models with decoupled transaction policy");
+    }
+    const request = { ...call.request, inputsOwned: true };
+    const target = decoupledTarget(job, events, deps.store);
+    const result = await runDecoupled(deps.core, request, target, kserveRendering(request, job.requestId));
+    return { result, eventsSent: job.stream === true };
+  };
+}
 
 /**
  * How a decoupled model's responses reach the client: the protocol the request spoke decides (KServe V2 below,
@@ -31,6 +51,20 @@ export interface DecoupledTarget {
   cancels?: Pick<EventStream, 'isCancelled'>;
   /** Reports progress to pollers (used only without a stream). */
   reportProgress?: (percent: number, partial: Buffer) => Promise<unknown>;
+}
+
+/** Where a job's responses go: its stream when the client reads events, progress reports otherwise. */
+export function decoupledTarget(
+  job: ModelJob,
+  events: EventStream,
+  store: Pick<RequestStore, 'reportProgress'>,
+): DecoupledTarget {
+  return {
+    requestId: job.requestId,
+    ...(job.stream ? { stream: { events } } : {}),
+    cancels: events,
+    reportProgress: (percent: number, partial: Buffer) => store.reportProgress(job.requestId, percent, partial),
+  };
 }
 
 /**

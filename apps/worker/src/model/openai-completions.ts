@@ -24,22 +24,30 @@ const PROGRESS_EVERY = 64;
 /** Which OpenAI API the request spoke: its answer takes the same shape. */
 type Shape = 'chat' | 'completions';
 
+/** A model with the text interface of Triton's LLM backends, and whether it also takes `max_tokens`. */
+export interface TextGeneration {
+  takesMaxTokens: boolean;
+}
+
 /**
- * Whether a job is an OpenAI completion request: a JSON body that is not a KServe V2 request (no `inputs`) to a
- * model with the text interface of Triton's LLM backends (`text_input` in, `text_output` out). The body is looked at
- * first, so a KServe job never builds the model's metadata. Says whether the model also takes `max_tokens`.
+ * Whether a model has the text interface of Triton's LLM backends (`text_input` in, `text_output` out), so it answers
+ * OpenAI completion requests. Known from its metadata once, when its version starts being served.
  */
-export function completionRequestTo(
-  input: JobInput,
-  metadata: () => ModelMetadata,
-): { takesMaxTokens: boolean } | undefined {
-  const value = input.kind === 'json' ? input.value : undefined;
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || 'inputs' in value) return undefined;
-  const { inputs, outputs } = metadata();
+export function textGenerationOf(metadata: ModelMetadata): TextGeneration | undefined {
+  const { inputs, outputs } = metadata;
   const takesText =
     inputs.some((t) => t.name === 'text_input' && t.datatype === 'BYTES') &&
     outputs.some((t) => t.name === 'text_output' && t.datatype === 'BYTES');
   return takesText ? { takesMaxTokens: inputs.some((t) => t.name === 'max_tokens') } : undefined;
+}
+
+/**
+ * Whether a job to a text generation model is an OpenAI completion request: a JSON body that is not a KServe V2
+ * request (no `inputs`). Only the job's body tells; a KServe request goes to the model as any other model's does.
+ */
+export function isCompletionBody(input: JobInput): boolean {
+  const value = input.kind === 'json' ? input.value : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !('inputs' in value);
 }
 
 /** The text one response carries (`text_output`, bytes as Latin-1: one character per byte-level token). */
@@ -79,74 +87,89 @@ export function completionCall(
     ...(model.version !== undefined ? { modelVersion: model.version } : {}),
     inputs,
   };
+  const answer = { shape, model: model.name, requestId, promptTokens: promptBytes.length, maxTokens };
+  return { request, rendering: completionRendering(answer) };
+}
 
-  const created = () => Math.floor(Date.now() / 1000);
-  /** One streamed piece of the answer (`content` null: the closing chunk with the finish reason). */
-  const chunk = (content: string | null, finish: string | null): string => {
-    if (shape === 'completions') {
-      const choice = { index: 0, text: content ?? '', logprobs: null, finish_reason: finish };
-      return JSON.stringify({
-        id: requestId,
-        object: 'text_completion',
-        created: created(),
-        model: model.name,
-        choices: [choice],
-      });
-    }
-    const choice = { index: 0, delta: content === null ? {} : { content }, finish_reason: finish };
+/** What a completion's answers say besides the text: the API spoken, the model, the request, the token counts. */
+interface CompletionAnswer {
+  shape: Shape;
+  model: string;
+  requestId: string;
+  promptTokens: number;
+  maxTokens: number;
+}
+
+const created = () => Math.floor(Date.now() / 1000);
+const finishReason = (cancelled: boolean) => (cancelled ? 'cancelled' : 'length');
+
+/** One streamed piece of the answer (`content` null: the closing chunk with the finish reason). */
+function chunk(a: CompletionAnswer, content: string | null, finish: string | null): string {
+  if (a.shape === 'completions') {
+    const choice = { index: 0, text: content ?? '', logprobs: null, finish_reason: finish };
     return JSON.stringify({
-      id: requestId,
-      object: 'chat.completion.chunk',
+      id: a.requestId,
+      object: 'text_completion',
       created: created(),
-      model: model.name,
+      model: a.model,
       choices: [choice],
     });
-  };
-  const finishReason = (cancelled: boolean) => (cancelled ? 'cancelled' : 'length');
+  }
+  const choice = { index: 0, delta: content === null ? {} : { content }, finish_reason: finish };
+  return JSON.stringify({
+    id: a.requestId,
+    object: 'chat.completion.chunk',
+    created: created(),
+    model: a.model,
+    choices: [choice],
+  });
+}
 
-  const rendering: DecoupledRendering = {
-    event: (response) => chunk(textOf(response), null),
-    closing: (cancelled) => [chunk(null, finishReason(cancelled)), '[DONE]'],
-    result(responses, { cancelled }) {
-      const text = responses.map(textOf).join('');
-      const finish = finishReason(cancelled);
-      const completionTokens = text.length;
-      const usage = {
-        prompt_tokens: promptBytes.length,
-        completion_tokens: completionTokens,
-        total_tokens: promptBytes.length + completionTokens,
+/** The whole text as one `chat.completion` (or `text_completion`), with `usage`. */
+function wholeAnswer(a: CompletionAnswer, text: string, finish: string): object {
+  const completionTokens = text.length;
+  const usage = {
+    prompt_tokens: a.promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: a.promptTokens + completionTokens,
+  };
+  return a.shape === 'completions'
+    ? {
+        id: a.requestId,
+        object: 'text_completion',
+        created: created(),
+        model: a.model,
+        choices: [{ index: 0, text, logprobs: null, finish_reason: finish }],
+        usage,
+      }
+    : {
+        id: a.requestId,
+        object: 'chat.completion',
+        created: created(),
+        model: a.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finish }],
+        usage,
       };
-      const body =
-        shape === 'completions'
-          ? {
-              id: requestId,
-              object: 'text_completion',
-              created: created(),
-              model: model.name,
-              choices: [{ index: 0, text, logprobs: null, finish_reason: finish }],
-              usage,
-            }
-          : {
-              id: requestId,
-              object: 'chat.completion',
-              created: created(),
-              model: model.name,
-              choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finish }],
-              usage,
-            };
+}
+
+function completionRendering(a: CompletionAnswer): DecoupledRendering {
+  return {
+    event: (response) => chunk(a, textOf(response), null),
+    closing: (cancelled) => [chunk(a, null, finishReason(cancelled)), '[DONE]'],
+    result(responses, { cancelled }) {
+      const body = wholeAnswer(a, responses.map(textOf).join(''), finishReason(cancelled));
       return successResult({ contentType: 'application/json', body: Buffer.from(JSON.stringify(body)) });
     },
     progress(responses) {
       if (responses.length % PROGRESS_EVERY !== 0) return undefined;
       // A poll in between answers 202 with how far it got and the text so far (NVCF behaviour: progress).
       const partial = {
-        id: requestId,
-        object: shape === 'chat' ? 'chat.completion.partial' : 'text_completion.partial',
+        id: a.requestId,
+        object: a.shape === 'chat' ? 'chat.completion.partial' : 'text_completion.partial',
         content: responses.map(textOf).join(''),
       };
-      const percent = Math.floor((responses.length / maxTokens) * 100);
+      const percent = Math.floor((responses.length / a.maxTokens) * 100);
       return { percent, partial: Buffer.from(JSON.stringify(partial)) };
     },
   };
-  return { request, rendering };
 }
