@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { NvcfHeader, NvcfStatus } from '@nvcf/protocol';
 import type {
   CompletionWaiter,
@@ -14,10 +13,8 @@ import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { InvocationOutcome } from '../invocation/invocation-service.ts';
 import { deliverWhenWritten } from './after-response.ts';
+import { createWake, EVENT_PAGE, relayEvents, type StreamStart, type Wake } from './event-stream-relay.ts';
 import { invocationResponse } from './invocation-response.ts';
-
-/** The per-event size cap (issue 4: 4 MB). */
-export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
 
 export interface EventStreamDeps {
   events: EventStream;
@@ -41,15 +38,6 @@ async function leave(deps: EventStreamDeps, requestId: string, attachment: Promi
     deps.resumeGraceMs,
   ).unref();
 }
-
-/** Events read from Redis at a time. */
-const EVENT_PAGE = 256;
-/**
- * How long a stream that sent its function's last event waits for the answer its worker stores right after (the
- * append and the store are two steps): the request is delivered once it is there. A worker that died in between
- * costs no more than this; its job runs again and keeps its answer for a poll.
- */
-const LAST_EVENT_SETTLE_MS = 2000;
 
 /** Where a stream is read from when the client has seen nothing of it. */
 export const FROM_START = '0';
@@ -81,31 +69,10 @@ export function parseLastEventId(header: string | undefined): string {
  * after events the client already has — with nothing left to send but, for a stream cut short by a
  * failure, the stored answer.
  */
-type Start =
-  | { kind: 'events'; first: StreamEvent[] }
-  | { kind: 'end'; tail?: InvocationResult }
-  | { kind: 'answer'; outcome: InvocationOutcome };
+type Start = StreamStart | { kind: 'answer'; outcome: InvocationOutcome };
 
 /** A resumed read: the event the client saw last, when the stream holds it. */
 type Resume = { seen: StreamEvent | undefined };
-
-/** Wakes a loop whenever something it waits on happens. */
-function createWake() {
-  let wake!: () => void;
-  let next = new Promise<void>((r) => {
-    wake = r;
-  });
-  return {
-    notify: () => wake(),
-    /** Resolves at the next notification (or at once if one came since the last wait). */
-    async wait() {
-      await next;
-      next = new Promise<void>((r) => {
-        wake = r;
-      });
-    },
-  };
-}
 
 /**
  * Streams a request's events as server-sent events, as NVCF answers `Accept: text/event-stream`.
@@ -157,13 +124,7 @@ export async function eventStreamResponse(
     waiter.settle({ kind: 'aborted' });
     // The client in charge left before any event reached it: that is leaving too.
     if (attachment && c.req.raw.signal.aborted) void leave(deps, requestId, attachment).catch(() => undefined);
-    // Handed out once written (a refusal included): a dropped connection can poll for it again.
-    const answer = start.outcome;
-    deliverWhenWritten(c, answer, async (id, result) => {
-      deps.onDelivered?.(id, result, false);
-      await deps.store.markDelivered(id).catch(() => undefined);
-    });
-    return invocationResponse(start.outcome, c.req.path, resultUrl);
+    return answerResponse(c, deps, start.outcome, resultUrl);
   }
 
   c.header(NvcfHeader.REQID, requestId);
@@ -179,82 +140,32 @@ export async function eventStreamResponse(
       // Last-Event-ID takes the request over). A follower leaving stops nothing.
       if (attachment) void leave(deps, requestId, attachment).catch(() => undefined);
     });
-    /** Writes one event; true when nothing may follow it. */
-    const send = async (e: StreamEvent): Promise<boolean> => {
-      // An empty last event only marks the end (a relayed stream's: it is known to end after its last event).
-      if (e.last && !e.error && e.data === '') return true;
-      if (Buffer.byteLength(e.data) > MAX_EVENT_BYTES) {
-        // One event must stay a reasonable unit for every client and proxy on the way.
-        await stream.writeSSE({
-          event: 'error',
-          data: JSON.stringify({ error: `event exceeds the ${MAX_EVENT_BYTES}-byte limit of one server-sent event` }),
-        });
-        return true;
-      }
-      await stream.writeSSE({ data: e.data, id: e.id, ...(e.error ? { event: 'error' } : {}) });
-      return e.last;
-    };
-    /** Takes the stored answer: from then on the request is delivered. */
-    const take = async () => {
-      const view = await deps.store.take(requestId);
-      if (view.kind === 'result') deps.onDelivered?.(requestId, view.result, true);
-      return view;
-    };
-    /** Writes a stored answer as the stream's end (it has no id: it is not in the request's stream). */
-    const sendStored = async (result: InvocationResult) => {
-      const failed = !result.ok;
-      await stream.writeSSE({ data: result.body.toString('utf8'), ...(failed ? { event: 'error' } : {}) });
-    };
-    try {
-      if (start.kind === 'end') {
-        if (start.tail) await sendStored(start.tail);
-        return;
-      }
-      let last = after;
-      let batch = start.first;
-      /** The function's last event went out (not a cut: the window, the client, the gateway stopping). */
-      let sentLast = false;
-      for (;;) {
-        let finished = false;
-        for (const e of batch) {
-          finished = await send(e);
-          last = e.id;
-          if (finished) {
-            sentLast = e.last;
-            break;
-          }
-        }
-        // The window closed (or the gateway is stopping and its grace ran out: then the stream is cut).
-        if (finished || ended || stream.aborted || settled?.kind === 'timeout') break;
-        // A full page may have more behind it that no append will announce again (a late or resumed
-        // reader of a finished stream): only a reader that is caught up waits.
-        const caughtUp = batch.length < EVENT_PAGE;
-        if (settled?.kind === 'completed') {
-          // Completion can beat the last append's notification: read on after it, page by page. A stream
-          // that ends with no last event had its answer stored instead (a re-delivered job that failed).
-          batch = await deps.events.read(requestId, last, EVENT_PAGE);
-          if (batch.length > 0) continue;
-          const view = await take();
-          if (view.kind === 'result') await sendStored(view.result);
-          break;
-        }
-        if (caughtUp) await wake.wait();
-        batch = await deps.events.read(requestId, last, EVENT_PAGE);
-      }
-      // Delivered below only once stored: a poll after the stream then finds nothing to hand out, as after a 200.
-      if (sentLast && !settled) {
-        const stop = new AbortController();
-        const timeout = sleep(LAST_EVENT_SETTLE_MS, undefined, { signal: stop.signal }).catch(() => undefined);
-        await Promise.race([waiter.outcome, timeout]);
-        stop.abort();
-      }
-    } finally {
-      watch.stop();
-      waiter.settle({ kind: 'aborted' });
-      // The answer went out as events: the request is delivered, as a 200 would have delivered it.
-      await take().catch(() => undefined);
-    }
+    await relayEvents(stream, start, {
+      ...deps,
+      requestId,
+      waiter,
+      after,
+      wake,
+      settled: () => settled,
+      ended: () => ended,
+      stopWatching: () => watch.stop(),
+    });
   });
+}
+
+/** The request's answer as a plain HTTP response, before any event (the window closed, or it ended without one). */
+function answerResponse(
+  c: Context,
+  deps: EventStreamDeps,
+  answer: InvocationOutcome,
+  resultUrl: (requestId: string) => string,
+): Response {
+  // Handed out once written (a refusal included): a dropped connection can poll for it again.
+  deliverWhenWritten(c, answer, async (id, result) => {
+    deps.onDelivered?.(id, result, false);
+    await deps.store.markDelivered(id).catch(() => undefined);
+  });
+  return invocationResponse(answer, c.req.path, resultUrl);
 }
 
 /**
@@ -270,7 +181,7 @@ async function untilStart(
   requestId: string,
   after: string,
   outcome: () => WaitOutcome | undefined,
-  wake: { wait(): Promise<void> },
+  wake: Wake,
 ): Promise<Start> {
   let resume: Resume | undefined;
   if (after !== FROM_START) {
