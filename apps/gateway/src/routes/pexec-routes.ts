@@ -19,7 +19,7 @@ import { FUNCTION_ID, REQUEST_ID, RequestHeader, responseHeaders, VERSION_ID } f
 import { problemResponse } from '../http/problem-response.ts';
 import { forwardedHeaderNames, forwardedHeaders } from '../invocation/forwarded-headers.ts';
 import { parseIdempotencyKey } from '../invocation/idempotency-key.ts';
-import type { InvocationService, RequestAccess } from '../invocation/invocation-service.ts';
+import type { InvocationService, InvokeRequest, RequestAccess } from '../invocation/invocation-service.ts';
 import { parsePollSeconds } from '../invocation/poll-seconds.ts';
 import type { RequestAccessCheck } from '../invocation/request-access.ts';
 import { parseInvocationBody } from '../invocation/request-body.ts';
@@ -155,60 +155,56 @@ export interface PexecRouteOptions {
   requestAccess: RequestAccessCheck;
 }
 
+/** What the pexec registrars share. */
+interface PexecRouteDeps {
+  service: InvocationService;
+  opts: PexecRouteOptions;
+  invoker: MiddlewareHandler<AuthEnv>;
+}
+
+/** Whether the client asked for the answer as server-sent events. */
+const wantsEventsOf = (c: Context<AuthEnv>) => /\btext\/event-stream\b/i.test(c.req.header('accept') ?? '');
+
+/** The signed URL of a stored large result, as seen from the request's origin. */
+const resultUrlOf = (opts: PexecRouteOptions, c: Context<AuthEnv>) => (id: string) =>
+  opts.resultUrl(id, new URL(c.req.url).origin);
+
 /**
  * `POST /v2/nvcf/pexec/functions/{fid}[/versions/{vid}]`, `GET /v2/nvcf/pexec/status/{reqId}`, and
  * `DELETE /v2/nvcf/pexec/status/{reqId}` (a cancel: NVCF documents none, so it lives on the request's own URL).
+ * Hono matches routes in registration order, so the parts are composed in the order their routes were always
+ * registered.
  */
 export function pexecRoutes(service: InvocationService, auth: Authenticator, opts: PexecRouteOptions): Hono<AuthEnv> {
+  const deps: PexecRouteDeps = { service, opts, invoker: requireAuth(auth, 'invoke_function') };
   const app = new Hono<AuthEnv>();
-  const invoker = requireAuth(auth, 'invoke_function');
+  app.route('/', pexecInvokeRoutes(deps));
+  app.route('/', pexecStatusRoutes(deps));
+  app.route('/', pexecCancelRoutes(deps));
+  return app;
+}
+
+/** `POST` of an invocation, of a function or of one of its versions. */
+function pexecInvokeRoutes({ service, opts, invoker }: PexecRouteDeps): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
   const forwardNames = forwardedHeaderNames(opts.forwardHeaders);
-  const resultUrl = (c: Context<AuthEnv>) => (id: string) => opts.resultUrl(id, new URL(c.req.url).origin);
 
   const invoke = async (c: Context<AuthEnv>) => {
-    const wantsEvents = /\btext\/event-stream\b/i.test(c.req.header('accept') ?? '');
+    const wantsEvents = wantsEventsOf(c);
     // SSE waits 20 minutes by default (NVCF behaviour: polling).
     const pollSeconds = parsePollSeconds(
       c.req.header('nvcf-poll-seconds'),
       wantsEvents ? SSE_DEFAULT_SECONDS : opts.defaultPollSeconds,
     );
-    const functionId = uuidParam('functionId', c.req.param('functionId') ?? '');
-    requireFunction(c.get('principal'), functionId);
-    const rawVersion = c.req.param('versionId');
-    const versionId = rawVersion === undefined ? undefined : uuidParam('versionId', rawVersion);
-    const body = await readRequestBody(c.req.raw, opts.maxBodyBytes, nodeIncoming(c.env));
-    const input = parseInvocationBody(body, c.req.header('content-type'), {
-      binaryExtension: c.req.header('inference-header-content-length') !== undefined,
-    });
-    const idempotency = parseIdempotencyKey(c.req.header('idempotency-key'), { functionId, versionId, body });
-    // Unknown or foreign assets are a 404 before anything is queued (NVCF behaviour: assets).
-    const assetIds = await resolveAssetReferences(c.req.header('nvcf-input-asset-references'), opts.assets, {
-      owner: principalKey(c.get('principal')),
-    });
-    const headers = forwardedHeaders(c.req.raw.headers, forwardNames);
-    const principal = principalKey(c.get('principal'));
-    const call = {
-      body,
-      principal,
-      ncaId: c.get('principal').ncaId,
-      functionId,
-      versionId,
-      input,
-      headers,
-      containerHeaders: () => forwardedHeaders(c.req.raw.headers, 'all'),
-      assetIds,
-      pollSeconds,
-      signal: c.req.raw.signal,
-      ...(idempotency ? { idempotency } : {}),
-    };
+    const call = await invokeRequestOf(c, opts, forwardNames, pollSeconds);
     if (wantsEvents) {
       const { requestId, waiter } = await service.startStream(call);
       // This stream started the request: its client leaving stops the function.
-      return eventStreamResponse(c, opts.streaming, requestId, waiter, resultUrl(c), { cancelOnLeave: true });
+      return eventStreamResponse(c, opts.streaming, requestId, waiter, resultUrlOf(opts, c), { cancelOnLeave: true });
     }
     const outcome = await service.invoke(call);
     deliverWhenWritten(c, outcome, service.delivered);
-    return invocationResponse(outcome, c.req.path, resultUrl(c));
+    return invocationResponse(outcome, c.req.path, resultUrlOf(opts, c));
   };
 
   app.post(
@@ -227,10 +223,53 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     opts.waits,
     invoke,
   );
+  return app;
+}
 
+/** The invocation a pexec POST asks for: its path, body, headers and referenced assets, parsed and checked. */
+async function invokeRequestOf(
+  c: Context<AuthEnv>,
+  opts: PexecRouteOptions,
+  forwardNames: ReturnType<typeof forwardedHeaderNames>,
+  pollSeconds: number,
+): Promise<InvokeRequest> {
+  const functionId = uuidParam('functionId', c.req.param('functionId') ?? '');
+  requireFunction(c.get('principal'), functionId);
+  const rawVersion = c.req.param('versionId');
+  const versionId = rawVersion === undefined ? undefined : uuidParam('versionId', rawVersion);
+  const body = await readRequestBody(c.req.raw, opts.maxBodyBytes, nodeIncoming(c.env));
+  const input = parseInvocationBody(body, c.req.header('content-type'), {
+    binaryExtension: c.req.header('inference-header-content-length') !== undefined,
+  });
+  const idempotency = parseIdempotencyKey(c.req.header('idempotency-key'), { functionId, versionId, body });
+  // Unknown or foreign assets are a 404 before anything is queued (NVCF behaviour: assets).
+  const assetIds = await resolveAssetReferences(c.req.header('nvcf-input-asset-references'), opts.assets, {
+    owner: principalKey(c.get('principal')),
+  });
+  const headers = forwardedHeaders(c.req.raw.headers, forwardNames);
+  const principal = principalKey(c.get('principal'));
+  return {
+    body,
+    principal,
+    ncaId: c.get('principal').ncaId,
+    functionId,
+    versionId,
+    input,
+    headers,
+    containerHeaders: () => forwardedHeaders(c.req.raw.headers, 'all'),
+    assetIds,
+    pollSeconds,
+    signal: c.req.raw.signal,
+    ...(idempotency ? { idempotency } : {}),
+  };
+}
+
+/** `GET` of a request's status: a long-poll, or its event stream. */
+function pexecStatusRoutes({ service, opts, invoker }: PexecRouteDeps): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
   const status = describeOperation(statusSpec);
   app.get('/v2/nvcf/pexec/status/:requestId', status, invoker, opts.limit, opts.waits, async (c) => {
-    const wantsEvents = /\btext\/event-stream\b/i.test(c.req.header('accept') ?? '');
+    const wantsEvents = wantsEventsOf(c);
     const pollSeconds = parsePollSeconds(
       c.req.header('nvcf-poll-seconds'),
       wantsEvents ? SSE_DEFAULT_SECONDS : opts.defaultPollSeconds,
@@ -238,6 +277,7 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
     const requestId = uuidParam('requestId', c.req.param('requestId'));
     const principal = c.get('principal');
     const authorize = (request: RequestAccess) => opts.requestAccess(principal, request);
+    const resultUrl = resultUrlOf(opts, c);
     if (wantsEvents) {
       // Any gateway can serve a request's stream: its events live in Redis. A follower leaving does not
       // stop the function: only the stream that started it (or took it over) may. A reconnecting client resumes after the
@@ -245,17 +285,22 @@ export function pexecRoutes(service: InvocationService, auth: Authenticator, opt
       const after = parseLastEventId(c.req.header('last-event-id'));
       const waiter = await service.follow(requestId, pollSeconds, { signal: c.req.raw.signal, authorize });
       // Someone else's request is answered as an unknown one (what the stream below answers for that).
-      if (!waiter) return invocationResponse({ kind: 'unknown', requestId }, c.req.path, resultUrl(c));
+      if (!waiter) return invocationResponse({ kind: 'unknown', requestId }, c.req.path, resultUrl);
       // A client resuming (Last-Event-ID) takes charge of the request: the stream it dropped no longer
       // cancels it once the grace is over, and its own leaving now does.
       const cancelOnLeave = after !== FROM_START;
-      return eventStreamResponse(c, opts.streaming, requestId, waiter, resultUrl(c), { cancelOnLeave, after });
+      return eventStreamResponse(c, opts.streaming, requestId, waiter, resultUrl, { cancelOnLeave, after });
     }
     const outcome = await service.status(requestId, pollSeconds, { signal: c.req.raw.signal, authorize });
     deliverWhenWritten(c, outcome, service.delivered);
-    return invocationResponse(outcome, c.req.path, resultUrl(c));
+    return invocationResponse(outcome, c.req.path, resultUrl);
   });
+  return app;
+}
 
+/** `DELETE` of a request: its owner's cancel. */
+function pexecCancelRoutes({ opts, invoker }: PexecRouteDeps): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
   app.delete('/v2/nvcf/pexec/status/:requestId', describeOperation(cancelSpec), invoker, opts.limit, async (c) => {
     const requestId = uuidParam('requestId', c.req.param('requestId'));
     const principal = c.get('principal');
