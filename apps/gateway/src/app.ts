@@ -90,8 +90,8 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
     corsHeaders({ exposeHeaders: ['nvcf-reqid', 'nvcf-status', 'nvcf-percent-complete', 'location'], maxAge: 86400 }),
   );
   app.route('/', healthRoutes(deps.redis, deps.healthTimeoutMs));
-  app.route('/', functionRoutes(deps.registry, deps.functions, deps.access, deps.auth));
-  app.route('/', deploymentRoutes(deps.registry, deps.functions, deps.access, deps.auth, deps.keys));
+  app.route('/', functionRoutes(deps.functions, deps.access, deps.auth));
+  app.route('/', deploymentRoutes(deps.functions, deps.access, deps.auth, deps.keys));
   app.route('/', authorizationRoutes(deps.authorizations, deps.auth));
   app.route('/', secretRoutes(deps.functions, deps.access, deps.auth));
   const requestAccess = createRequestAccessCheck(deps.resolver);

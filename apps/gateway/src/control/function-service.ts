@@ -4,6 +4,7 @@ import type {
   FunctionRegistry,
   FunctionSecretStore,
   FunctionVersion,
+  LiveWorker,
 } from '@nvcf/control-store';
 import { AppError, type CreateFunctionRequest, type DeploymentRequest, type SecretDto } from '@nvcf/protocol';
 import {
@@ -44,6 +45,18 @@ export interface FunctionService {
     opts: { update: boolean },
   ): Promise<FunctionVersion>;
   undeploy(functionId: string, versionId: string): Promise<FunctionVersion>;
+  /** Who serves these versions now (what a function's DTO shows of its workers). One read of each kind. */
+  presence(versionIds: readonly string[]): Promise<VersionPresence>;
+  /** Ids of the live workers of one version (what a deployment's status is read from). */
+  liveWorkers(versionId: string): Promise<string[]>;
+}
+
+/** The live workers of some versions, and the machines live workers run on. */
+export interface VersionPresence {
+  /** Ids of each version's live workers, in the order asked. */
+  workerIds: string[][];
+  /** Every live worker whose heartbeat named its machine, by worker id. */
+  machines: ReadonlyMap<string, LiveWorker>;
 }
 
 export interface FunctionServiceOptions {
@@ -134,6 +147,21 @@ export function createFunctionService(registry: FunctionRegistry, opts: Function
     },
     async undeploy(functionId, versionId) {
       return replace({ ...(await get(functionId, versionId)), deployment: null });
+    },
+    ...workerPresence(registry),
+  };
+}
+
+/** Who serves which version now, as the workers' heartbeats tell. */
+function workerPresence(registry: FunctionRegistry): Pick<FunctionService, 'presence' | 'liveWorkers'> {
+  return {
+    async presence(versionIds) {
+      const [workerIds, machines] = await Promise.all([registry.liveWorkers(versionIds), registry.liveMachines()]);
+      return { workerIds, machines: new Map(machines.map((m) => [m.workerId, m])) };
+    },
+    async liveWorkers(versionId) {
+      const [live] = await registry.liveWorkers([versionId]);
+      return live ?? [];
     },
   };
 }

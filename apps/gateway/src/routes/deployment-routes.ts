@@ -1,4 +1,4 @@
-import type { FunctionRegistry, FunctionVersion } from '@nvcf/control-store';
+import type { FunctionVersion } from '@nvcf/control-store';
 import { AppError, DeploymentRequest, parseControlRequest } from '@nvcf/protocol';
 import type { Keys } from '@nvcf/queue';
 import { type Context, Hono } from 'hono';
@@ -60,7 +60,6 @@ const ID_PROBLEMS = {
  * function deployment), for the function's owner account only.
  */
 export function deploymentRoutes(
-  registry: FunctionRegistry,
   functions: FunctionService,
   access: FunctionAccess,
   auth: Authenticator,
@@ -76,8 +75,8 @@ export function deploymentRoutes(
     return { functionId, versionId };
   };
   const dto = async (fv: FunctionVersion) => {
-    const [live] = await registry.liveWorkers([fv.versionId]);
-    return { deployment: deploymentDto(fv, live ?? [], keys.queue(fv.versionId).stream) };
+    const live = await functions.liveWorkers(fv.versionId);
+    return { deployment: deploymentDto(fv, live, keys.queue(fv.versionId).stream) };
   };
   const deploy = (update: boolean) => async (c: Context<AuthEnv>) => {
     const { functionId, versionId } = await ids(c);

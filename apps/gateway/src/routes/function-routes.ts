@@ -1,4 +1,4 @@
-import type { FunctionRegistry, FunctionVersion } from '@nvcf/control-store';
+import type { FunctionVersion } from '@nvcf/control-store';
 import {
   AppError,
   CreateFunctionRequest,
@@ -111,20 +111,15 @@ const createSpec = (versioned: boolean): OperationSpec => ({
 
 /** What the function registrars share. */
 interface FunctionRouteDeps {
-  registry: FunctionRegistry;
   functions: FunctionService;
   access: FunctionAccess;
   auth: Authenticator;
 }
 
 /** The DTOs `viewer` (an account) sees: with their live workers, and whether another account owns them. */
-async function withLive(registry: FunctionRegistry, fvs: FunctionVersion[], viewer: string) {
-  const [live, machines] = await Promise.all([
-    registry.liveWorkers(fvs.map((fv) => fv.versionId)),
-    registry.liveMachines(),
-  ]);
-  const byWorker = new Map(machines.map((m) => [m.workerId, m]));
-  return fvs.map((fv, i) => functionDto(fv, live[i] ?? [], byWorker, viewer));
+async function withLive(functions: FunctionService, fvs: FunctionVersion[], viewer: string) {
+  const { workerIds, machines } = await functions.presence(fvs.map((fv) => fv.versionId));
+  return fvs.map((fv, i) => functionDto(fv, workerIds[i] ?? [], machines, viewer));
 }
 
 /** The ids of the path: a function the credential must be allowed and its account must own. */
@@ -141,13 +136,8 @@ async function owned(access: FunctionAccess, c: Context<AuthEnv>) {
  * Function registration and lookup (NVCF API reference: function management): one DTO per version. Hono matches
  * routes in registration order, so the parts are composed in the order their routes were always registered.
  */
-export function functionRoutes(
-  registry: FunctionRegistry,
-  functions: FunctionService,
-  access: FunctionAccess,
-  auth: Authenticator,
-): Hono<AuthEnv> {
-  const deps: FunctionRouteDeps = { registry, functions, access, auth };
+export function functionRoutes(functions: FunctionService, access: FunctionAccess, auth: Authenticator): Hono<AuthEnv> {
+  const deps: FunctionRouteDeps = { functions, access, auth };
   const app = new Hono<AuthEnv>();
   app.route('/', functionListRoutes(deps));
   app.route('/', functionVersionReadRoutes(deps));
@@ -157,7 +147,7 @@ export function functionRoutes(
 }
 
 /** `GET /v2/nvcf/functions` and `GET /v2/nvcf/functions/ids`: what the credential may access, as `visibility` asks. */
-function functionListRoutes({ registry, access, auth }: FunctionRouteDeps): Hono<AuthEnv> {
+function functionListRoutes({ functions, access, auth }: FunctionRouteDeps): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const lister = requireAuth(auth, ...LIST);
   app.get(
@@ -181,7 +171,7 @@ function functionListRoutes({ registry, access, auth }: FunctionRouteDeps): Hono
       const all = (await access.list(principal.ncaId, visibilityOf(c))).filter((fv) =>
         mayAccessFunction(principal, fv.id),
       );
-      return c.json({ functions: await withLive(registry, all, principal.ncaId) });
+      return c.json({ functions: await withLive(functions, all, principal.ncaId) });
     },
   );
   app.get(
@@ -207,7 +197,7 @@ function functionListRoutes({ registry, access, auth }: FunctionRouteDeps): Hono
 }
 
 /** `GET` of one function's versions, and of one version. */
-function functionVersionReadRoutes({ registry, access, auth }: FunctionRouteDeps): Hono<AuthEnv> {
+function functionVersionReadRoutes({ functions, access, auth }: FunctionRouteDeps): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const lister = requireAuth(auth, ...LIST);
   app.get(
@@ -227,7 +217,7 @@ function functionVersionReadRoutes({ registry, access, auth }: FunctionRouteDeps
       const principal = c.get('principal');
       requireFunction(principal, functionId);
       const versions = await access.visibleVersions(principal.ncaId, functionId);
-      return c.json({ functions: await withLive(registry, versions, principal.ncaId) });
+      return c.json({ functions: await withLive(functions, versions, principal.ncaId) });
     },
   );
   app.get(
@@ -256,7 +246,7 @@ function functionVersionReadRoutes({ registry, access, auth }: FunctionRouteDeps
         throw new AppError('INVALID_ARGUMENT', "Invalid request: 'includeSecrets' must be true or false");
       }
       const fv = await access.visibleVersion(principal.ncaId, functionId, versionId);
-      const [dto] = await withLive(registry, [fv], principal.ncaId);
+      const [dto] = await withLive(functions, [fv], principal.ncaId);
       return c.json({ function: dto && includeSecrets === 'false' ? withoutSecretNames(dto) : dto });
     },
   );
@@ -289,7 +279,7 @@ function functionCreateRoutes({ functions, access, auth }: FunctionRouteDeps): H
 }
 
 /** The owner's changes to a version: its metadata, and its deletion. */
-function functionChangeRoutes({ registry, functions, access, auth }: FunctionRouteDeps): Hono<AuthEnv> {
+function functionChangeRoutes({ functions, access, auth }: FunctionRouteDeps): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   app.put(
     '/v2/nvcf/metadata/functions/:functionId/versions/:versionId',
@@ -313,7 +303,7 @@ function functionChangeRoutes({ registry, functions, access, auth }: FunctionRou
       const { functionId, versionId } = await owned(access, c);
       const change = parseControlRequest(UpdateMetadataBody, await readJsonBody(c.req.raw));
       const fv = await functions.updateMetadata(functionId, versionId, change);
-      return c.json({ function: (await withLive(registry, [fv], fv.ncaId))[0] });
+      return c.json({ function: (await withLive(functions, [fv], fv.ncaId))[0] });
     },
   );
   app.delete(
