@@ -1,8 +1,8 @@
 import type { FunctionVersion } from '@nvcf/control-store';
 import { createInvocationConsumer, type InvocationConsumer, type InvocationProcessor } from '@nvcf/queue';
 import type { ConsumerSyncDeps } from './consumer-sync.ts';
-import { problemResult } from './inference/problem-result.ts';
 import type { ProcessorFactory } from './job-processors.ts';
+import { problemResult } from './problem-result.ts';
 
 /** The queue consumers running on this worker, one per served function version (two for a sequence model). */
 export interface VersionConsumers {

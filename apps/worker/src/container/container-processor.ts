@@ -9,7 +9,7 @@ import type {
 } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import type { ObjectStore } from '@nvcf/storage';
-import { problemResult } from '../inference/problem-result.ts';
+import { problemResult } from '../problem-result.ts';
 import { ContainerAnswers, type ServerAnswer } from './container-answers.ts';
 import { type ContainerRequest, prepareRequest } from './container-request.ts';
 import type { ServerInstance } from './container-servers.ts';

@@ -8,7 +8,7 @@ import {
 } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import type { ObjectStore } from '@nvcf/storage';
-import { problemResult } from '../inference/problem-result.ts';
+import { problemResult } from '../problem-result.ts';
 import type { ServerInstance } from './container-servers.ts';
 import { connectionErrorResult } from './error-mapping.ts';
 import { watchProgressFile } from './progress-file.ts';
@@ -52,7 +52,7 @@ const answered = (result: InvocationResult | undefined): Prepared => ({ ready: f
  */
 export async function prepareRequest(deps: RequestDeps, queued: InvocationJob, ctx: JobContext): Promise<Prepared> {
   const { fv } = deps;
-  // The delivery is the job's claim (see invocation-processor.ts). A server may act on what it is sent, so a
+  // The delivery is the job's claim (see model/job-input.ts). A server may act on what it is sent, so a
   // request settled meanwhile (cancelled after its job was delivered) is not forwarded: one read, in the same
   // round trip as that of an input kept beside the job.
   const [settled, kept] = await Promise.all([

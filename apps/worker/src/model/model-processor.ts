@@ -8,7 +8,7 @@ import type {
   RequestStore,
 } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
-import { problemResult } from '../inference/problem-result.ts';
+import { problemResult } from '../problem-result.ts';
 import { type ModelJob, readModelJob } from './job-input.ts';
 import type { ModelRunner, RunnerAnswer } from './model-runner.ts';
 

@@ -11,8 +11,8 @@ export interface RunnerAnswer {
 }
 
 /**
- * How a model version's jobs run, chosen once when the version starts being served (runner-for.ts) from what its
- * model is: decoupled or not, a text generation signature or not. A refusal (a non-retryable AppError) or a failure
+ * How a model version's jobs run, chosen when the version starts being served, and again when its model reloads
+ * (runner-for.ts), from what its model is: decoupled or not, a text generation signature or not. A refusal (a non-retryable AppError) or a failure
  * is thrown; the processor answers either.
  */
 export type ModelRunner = (job: ModelJob, events: EventStream) => Promise<RunnerAnswer>;
