@@ -1,4 +1,4 @@
-import type { InvocationProcessor } from '@nvcf/queue';
+import type { JobListener } from '@nvcf/queue';
 import { Counter, Histogram, Registry } from 'prom-client';
 
 const LABELS = ['function_id', 'function_version_id'] as const;
@@ -45,22 +45,20 @@ export function createJobMetrics() {
   };
 }
 
-/** The processor, observed: each attempt's queue wait, processing time and outcome. */
-export function meteredProcessor(processor: InvocationProcessor, metrics: JobMetrics): InvocationProcessor {
-  return async (job, ctx) => {
-    const labels = { function_id: job.functionId, function_version_id: job.versionId };
-    const delivered = Date.now();
-    // The entry's time is Redis's clock: a worker clock running behind must not make a wait negative.
-    metrics.queueWait.observe(labels, Math.max(0, delivered - ctx.queuedAt) / 1000);
-    let status = 'error';
-    try {
-      const result = await processor(job, ctx);
-      // No result: the request was settled already (cancelled, or answered by another run): `settled`.
-      status = result ? String(result.status) : 'settled';
-      return result;
-    } finally {
-      metrics.processing.observe(labels, (Date.now() - delivered) / 1000);
-      metrics.jobs.inc({ ...labels, status });
+/**
+ * A consumer's job listener that observes each try: its queue wait when it starts, then its processing time and how
+ * it ended (the result's status; `settled` for no result, the request being settled already; `error` for a throw).
+ */
+export function observeJobs(metrics: JobMetrics): JobListener {
+  return (event) => {
+    const labels = { function_id: event.job.functionId, function_version_id: event.job.versionId };
+    if (event.type === 'started') {
+      // The entry's time is Redis's clock: a worker clock running behind must not make a wait negative.
+      metrics.queueWait.observe(labels, Math.max(0, event.startedAt - event.ctx.queuedAt) / 1000);
+      return;
     }
+    metrics.processing.observe(labels, (event.at - event.startedAt) / 1000);
+    const status = event.type === 'threw' ? 'error' : event.result ? String(event.result.status) : 'settled';
+    metrics.jobs.inc({ ...labels, status });
   };
 }

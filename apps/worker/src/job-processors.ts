@@ -4,7 +4,6 @@ import { tracingOff } from '@nvcf/service-kit';
 import type { ConsumerSyncDeps } from './consumer-sync.ts';
 import { createContainerProcessor } from './container/container-processor.ts';
 import { createSharedTicker } from './container/shared-ticker.ts';
-import { meteredProcessor } from './job-metrics.ts';
 import { createModelProcessor } from './model/model-processor.ts';
 import { runnerFor } from './model/runner-for.ts';
 import { isContainer, isModel } from './served-versions.ts';
@@ -12,7 +11,7 @@ import { tracedProcessor } from './traced-processor.ts';
 
 /**
  * The processor of a function version's jobs, made when the version starts being served: its container's server, or
- * its model through the runner its model calls for (runner-for.ts); metered and traced.
+ * its model through the runner its model calls for (runner-for.ts); traced (its metrics subscribe to the consumer's job events).
  */
 export type ProcessorFactory = (fv: FunctionVersion) => InvocationProcessor;
 
@@ -56,5 +55,7 @@ export function createJobProcessors(deps: ConsumerSyncDeps): ProcessorFactory {
       runner,
     });
   };
-  return (fv) => tracedProcessor(meteredProcessor(processorFor(fv), deps.jobMetrics), tracing);
+  // Traced as a wrapper: the job's span must be the active one while the processor runs. Metrics subscribe to the
+  // consumer's job events instead (version-consumers.ts).
+  return (fv) => tracedProcessor(processorFor(fv), tracing);
 }

@@ -1,6 +1,7 @@
 import type { FunctionVersion } from '@nvcf/control-store';
 import { createInvocationConsumer, type InvocationConsumer, type InvocationProcessor } from '@nvcf/queue';
 import type { ConsumerSyncDeps } from './consumer-sync.ts';
+import { observeJobs } from './job-metrics.ts';
 import type { ProcessorFactory } from './job-processors.ts';
 import { problemResult } from './problem-result.ts';
 
@@ -59,7 +60,7 @@ export function createVersionConsumers(deps: ConsumerSyncDeps, processorFor: Pro
 
 /** The version's queue consumer, and for a sequence model its own queue's (the requests of the sequences it owns). */
 function startConsumers(
-  { config, log, connection, keys, store }: ConsumerSyncDeps,
+  { config, log, connection, keys, store, jobMetrics }: ConsumerSyncDeps,
   processor: InvocationProcessor,
   fv: FunctionVersion,
   concurrency: number,
@@ -82,11 +83,14 @@ function startConsumers(
   };
   const queueDeps = { connection, keys, store };
   const consumer = createInvocationConsumer(queueDeps, fv.versionId, processor, options);
+  const observe = observeJobs(jobMetrics);
   consumer.on('error', (err) => log.error({ err, versionId: fv.versionId }, 'consumer error'));
+  consumer.on('job', observe);
   let own: InvocationConsumer | undefined;
   if (fv.model?.sequence) {
     own = createInvocationConsumer(queueDeps, fv.versionId, processor, { ...options, ownQueue: true });
     own.on('error', (err) => log.error({ err, versionId: fv.versionId, ownQueue: true }, 'consumer error'));
+    own.on('job', observe);
   }
   log.info(
     {

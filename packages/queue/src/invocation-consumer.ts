@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import type { JobEvent, JobListener } from './consumer/job-events.ts';
 import { createJobRunner } from './consumer/job-runner.ts';
 import { createJobSlots } from './consumer/job-slots.ts';
 import { createLeaseKeeper } from './consumer/lease-keeper.ts';
@@ -13,6 +14,7 @@ import { withRequestScripts } from './lua-scripts.ts';
 import type { RedisClient } from './redis-connection.ts';
 import type { RequestStore } from './request-store.ts';
 
+export type { JobEvent, JobListener } from './consumer/job-events.ts';
 export { WORKER_QUEUE_TTL_MS } from './consumer/own-queue.ts';
 
 export interface ConsumerOptions {
@@ -72,6 +74,8 @@ export interface InvocationConsumer {
    */
   close(force?: boolean): Promise<void>;
   on(event: 'error', listener: (err: Error) => void): this;
+  /** Each try of each job this consumer runs: started, then finished or threw (consumer/job-events.ts). */
+  on(event: 'job', listener: JobListener): this;
 }
 
 export interface ConsumerDeps {
@@ -114,7 +118,15 @@ export function createInvocationConsumer(
   const refreshExpiry = ownQueue ? ownQueue.refreshExpiry : async () => {};
   const queueParts = { scripts, keys, queue, versionId, store };
   const maintenance = createQueueMaintenance({ ...queueParts, leases, refreshExpiry, fail }, opts);
-  const run = createJobRunner({ ...queueParts, processor, retry: maintenance.retry }, opts);
+  // A listener that throws is reported as the consumer's error: it must never fail or retry the job it observes.
+  const report = (event: JobEvent) => {
+    try {
+      emitter.emit('job', event);
+    } catch (err) {
+      fail(err);
+    }
+  };
+  const run = createJobRunner({ ...queueParts, processor, retry: maintenance.retry, report }, opts);
   const slots = createJobSlots({ leases, run, fail }, opts.concurrency);
   const reader = createStreamReader(
     {

@@ -158,6 +158,31 @@ describe('invocation queue', () => {
     expect(await redis.xpending(keys.queue(versionId).stream, WORKERS_GROUP)).toEqual([0, null, null, null]);
   });
 
+  it('reports each try as job events (started, then finished or threw); a listener that throws fails no job', async () => {
+    const { producer, job, consume, answer } = setup(2);
+    const j = job(4);
+    const seen: string[] = [];
+    const errors: Error[] = [];
+    const consumer = consume(async (running, ctx) => {
+      if (ctx.attempt === 1) throw new Error('first try fails');
+      return ok(`try ${ctx.attempt} of ${running.requestId}`);
+    });
+    consumer.on('error', (err) => errors.push(err));
+    consumer.on('job', (event) => {
+      const outcome = event.type === 'finished' ? ` ${event.result?.ok}` : event.type === 'threw' ? ' error' : '';
+      seen.push(`${event.type} ${event.ctx.attempt}${outcome}`);
+      expect(event.job.requestId).toBe(j.requestId);
+      if (event.type !== 'started') expect(event.at).toBeGreaterThanOrEqual(event.startedAt);
+    });
+    consumer.on('job', () => {
+      throw new Error('broken observer');
+    });
+    await producer.enqueue(j);
+    expect((await answer(j.requestId)).body.toString()).toBe(`try 2 of ${j.requestId}`);
+    expect(seen).toEqual(['started 1', 'threw 1 error', 'started 2', 'finished 2 true']);
+    expect(errors.map((e) => e.message)).toEqual(Array(4).fill('broken observer'));
+  });
+
   it('answers a job whose record expired while it waited: the record is made again from the entry', async () => {
     const { keys, store, producer, versionId, job, consume, answer } = setup();
     const j = job(3);

@@ -6,6 +6,7 @@ import type { RequestScripts } from '../lua-scripts.ts';
 import { isRedisUnavailable } from '../redis-connection.ts';
 import type { FinishedJob, RequestStore } from '../request-store.ts';
 import { attemptsOf, entryTime, parseJob, type StreamEntry } from './job-entry.ts';
+import type { JobListener } from './job-events.ts';
 import { pause } from './pause.ts';
 import type { QueueMaintenance } from './queue-maintenance.ts';
 
@@ -20,10 +21,12 @@ export interface RunnerParts {
   store: RequestStore;
   processor: InvocationProcessor;
   retry: QueueMaintenance['retry'];
+  /** Tells the consumer's job listeners (never throws). */
+  report: JobListener;
 }
 
 export function createJobRunner(parts: RunnerParts, opts: Pick<ConsumerOptions, 'failure' | 'lockDurationMs'>): RunJob {
-  const { scripts: r, keys, queue: q, versionId, store, processor, retry } = parts;
+  const { scripts: r, keys, queue: q, versionId, store, processor, retry, report } = parts;
 
   async function run({ entryId, fields, bytes }: StreamEntry): Promise<void> {
     const requestId = fields.get('id') ?? '';
@@ -36,11 +39,15 @@ export function createJobRunner(parts: RunnerParts, opts: Pick<ConsumerOptions, 
       return;
     }
     let result: InvocationResult | undefined;
+    const ctx: JobContext = { attempt, maxAttempts, queuedAt: entryTime(entryId) };
+    if (bytes) ctx.entryBytes = bytes;
+    const started = { job: job.data, ctx, startedAt: Date.now() };
+    report({ type: 'started', ...started });
     try {
-      const ctx: JobContext = { attempt, maxAttempts, queuedAt: entryTime(entryId) };
-      if (bytes) ctx.entryBytes = bytes;
       result = await processor(job.data, ctx);
+      report({ type: 'finished', ...started, at: Date.now(), result });
     } catch (err) {
+      report({ type: 'threw', ...started, at: Date.now(), error: err });
       if (attempt < maxAttempts) {
         await retry(entryId, requestId, fields, attempt);
         return;
