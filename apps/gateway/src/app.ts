@@ -1,5 +1,4 @@
-import type { ApiKeyStore, FunctionRegistry } from '@nvcf/control-store';
-import type { InvocationProducer, Keys, RedisClient, RequestStore } from '@nvcf/queue';
+import type { Keys, RedisClient } from '@nvcf/queue';
 import { accessLog, type Logger, type Tracing, tracingOff } from '@nvcf/service-kit';
 import { Hono } from 'hono';
 import { every } from 'hono/combine';
@@ -8,8 +7,10 @@ import type { Authenticator } from './auth/authenticator.ts';
 import type { CallerLimiter } from './auth/caller-limiter.ts';
 import { consoleRoutes } from './console/console-routes.ts';
 import type { AuthorizationService } from './control/authorization-service.ts';
+import type { ClusterGroupService } from './control/cluster-group-service.ts';
 import type { FunctionAccess } from './control/function-access.ts';
 import type { FunctionService } from './control/function-service.ts';
+import type { KeyService } from './control/key-service.ts';
 import { corsHeaders } from './http/cors-headers.ts';
 import type { EventStreamDeps } from './http/event-stream-response.ts';
 import { openWaitLimit } from './http/open-waits.ts';
@@ -19,6 +20,7 @@ import { rateLimit } from './http/rate-limit.ts';
 import { traceSpan } from './http/trace-span.ts';
 import type { FunctionResolver } from './invocation/function-resolver.ts';
 import type { InvocationService } from './invocation/invocation-service.ts';
+import type { QueueService } from './invocation/queue-service.ts';
 import { createRequestAccessCheck } from './invocation/request-access.ts';
 import type { RequestCancellation } from './invocation/request-cancellation.ts';
 import type { GatewayMetrics } from './metrics/gateway-metrics.ts';
@@ -39,7 +41,6 @@ import { statsRoutes } from './routes/stats-routes.ts';
 export interface GatewayAppDeps {
   logger: Logger;
   redis: RedisClient;
-  registry: FunctionRegistry;
   functions: FunctionService;
   /** Which account sees and manages which function (the control plane's reads). */
   access: FunctionAccess;
@@ -48,16 +49,16 @@ export interface GatewayAppDeps {
   /** The invocation path's cached view of functions: who may still read a request. */
   resolver: Pick<FunctionResolver, 'mayUse'>;
   keys: Keys;
-  producer: InvocationProducer;
-  store: RequestStore;
+  /** Queue depths and positions (`/v2/nvcf/queues`, `/v2/nvcf/stats`). */
+  queues: QueueService;
+  /** The worker pools as NVCF's cluster groups. */
+  clusterGroups: ClusterGroupService;
   limiter: CallerLimiter;
   invocations: InvocationService;
   cancellation: RequestCancellation;
   auth: Authenticator;
   /** API keys, managed over HTTP (`/v2/nvcf/keys`). */
-  keyStore: ApiKeyStore;
-  /** Live API keys per account before a new one is 403 (0 or absent: unlimited). */
-  apiKeyQuotaCount?: number;
+  apiKeys: KeyService;
   assets: AssetService;
   results: ResultLinks;
   streaming: EventStreamDeps;
@@ -75,8 +76,6 @@ export interface GatewayAppDeps {
   console?: boolean;
   /** OpenTelemetry: a server span per call (off: no span, no cost). */
   tracing?: Tracing;
-  /** The account this deployment's resources belong to (`NVCF_NCA_ID`). */
-  ncaId: string;
 }
 
 /** The gateway's HTTP surface. Pure wiring: every route parses, calls a service, maps the result. */
@@ -111,7 +110,7 @@ export function createGatewayApp(deps: GatewayAppDeps): Hono {
     }),
   );
   app.route('/', deps.results.routes());
-  app.route('/', queueRoutes({ ...deps, requestAccess }));
+  app.route('/', queueRoutes(deps));
   app.route('/', clusterGroupRoutes(deps));
   app.route('/', assetRoutes(deps));
   app.route('/', keyRoutes(deps));

@@ -26,19 +26,18 @@ function buildApp(): Hono {
   const deps: GatewayAppDeps = {
     logger: createLogger({ name: 'openapi-test', level: 'silent' }),
     redis: untouched('redis'),
-    registry: untouched('registry'),
     functions: untouched('functions'),
     access: untouched('access'),
     authorizations: untouched('authorizations'),
     resolver: untouched('resolver'),
     keys: untouched('keys'),
-    producer: untouched('producer'),
-    store: untouched('store'),
+    queues: untouched('queues'),
+    clusterGroups: untouched('clusterGroups'),
     limiter: untouched('limiter'),
     invocations: untouched('invocations'),
     cancellation: untouched('cancellation'),
     auth: untouched('auth'),
-    keyStore: untouched('keyStore'),
+    apiKeys: untouched('apiKeys'),
     assets: untouched('assets'),
     results: createResultLinks({
       objects: untouched('objects'),
@@ -54,7 +53,6 @@ function buildApp(): Hono {
     maxOpenRequestsPerCredential: 0,
     metrics: createGatewayMetrics(),
     console: true,
-    ncaId: 'openapi-test',
   };
   return createGatewayApp(deps);
 }

@@ -16,8 +16,10 @@ import { type Authenticator, createAuthenticator } from '../auth/authenticator.t
 import type { GatewayConfig } from '../config.ts';
 import { indexAccounts } from '../control/account-index.ts';
 import { type AuthorizationService, createAuthorizationService } from '../control/authorization-service.ts';
+import { type ClusterGroupService, createClusterGroupService } from '../control/cluster-group-service.ts';
 import { createFunctionAccess, type FunctionAccess } from '../control/function-access.ts';
 import { createFunctionService, type FunctionService } from '../control/function-service.ts';
+import { createKeyService, type KeyService } from '../control/key-service.ts';
 import { reencryptSecrets } from '../control/secret-rotation.ts';
 import type { FunctionResolver } from '../invocation/function-resolver.ts';
 import type { GatewayInfrastructure } from './gateway-infrastructure.ts';
@@ -28,8 +30,11 @@ export interface ControlPlane {
   authorizationStore: FunctionAuthorizationStore;
   /** Which account sees and manages which function. */
   access: FunctionAccess;
-  keyStore: ApiKeyStore;
+  /** API keys as callers manage them (`/v2/nvcf/keys`). */
+  apiKeys: KeyService;
   auth: Authenticator;
+  /** The worker pools, from the live workers' heartbeats. */
+  clusterGroups: ClusterGroupService;
   assets: AssetService;
   secretStore: FunctionSecretStore;
   /**
@@ -76,8 +81,9 @@ export async function startControlPlane(infra: GatewayInfrastructure, config: Ga
     registry,
     authorizationStore,
     access,
-    keyStore,
+    apiKeys: createKeyService(keyStore, { ncaId: config.ncaId, quotaCount: config.apiKeyQuotaCount }),
     auth: createAuthenticator({ keyStore, cacheMs: config.authCacheMs, jwt: config.jwt, ncaId: config.ncaId }),
+    clusterGroups: createClusterGroupService(registry, config.ncaId),
     assets,
     secretStore: openSecretStore(infra, registry, config),
     close: () => assetSweeper.stop(),

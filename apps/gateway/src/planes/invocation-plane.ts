@@ -21,6 +21,8 @@ import type { GatewayConfig } from '../config.ts';
 import { createFunctionResolver, type FunctionResolver } from '../invocation/function-resolver.ts';
 import { createInvocationService, type InvocationService } from '../invocation/invocation-service.ts';
 import { createQueueGuard } from '../invocation/queue-guard.ts';
+import { createQueueService, type QueueService } from '../invocation/queue-service.ts';
+import { createRequestAccessCheck } from '../invocation/request-access.ts';
 import { createRequestCancellation, type RequestCancellation } from '../invocation/request-cancellation.ts';
 import { subscribeInvocationMetrics } from '../metrics/invocation-metrics.ts';
 import { registerQueueMetrics } from '../metrics/queue-metrics.ts';
@@ -39,6 +41,8 @@ export interface InvocationPlane extends InvocationHooks {
   store: RequestStore;
   producer: InvocationProducer;
   invocations: InvocationService;
+  /** Queue depths, live workers and a request's position, as callers read them. */
+  queues: QueueService;
   events: EventStream;
   cancellation: RequestCancellation;
   results: ResultLinks;
@@ -75,6 +79,13 @@ export async function startInvocationPlane(
     store,
     producer,
     invocations,
+    queues: createQueueService({
+      access: control.access,
+      workers: control.registry,
+      producer,
+      store,
+      requestAccess: createRequestAccessCheck(resolver),
+    }),
     events,
     cancellation: createRequestCancellation({ store, producer, events }),
     results: results.links,

@@ -1,31 +1,17 @@
-import { ApiKeyQuotaError, type ApiKeyRecord, type ApiKeyStore } from '@nvcf/control-store';
-import {
-  AppError,
-  isPrintableText,
-  NcaId,
-  NON_PRINTABLE_MESSAGE,
-  parseControlRequest,
-  SCOPES,
-  type Scope,
-} from '@nvcf/protocol';
+import { isPrintableText, NcaId, NON_PRINTABLE_MESSAGE, parseControlRequest, SCOPES } from '@nvcf/protocol';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
-import { isOperator, type Principal } from '../auth/principal.ts';
-import { apiKeyQuotaExceeded } from '../control/account-quotas.ts';
+import type { ApiKey, KeyService } from '../control/key-service.ts';
 import { readJsonBody } from '../http/json-body.ts';
 import { describeOperation, jsonContent, jsonResponse, Reason } from '../http/openapi-operation.ts';
 import { timestamp, uuidPath, uuidString } from '../http/openapi-schemas.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 
 export interface KeyRouteDeps {
-  keyStore: ApiKeyStore;
+  apiKeys: KeyService;
   auth: Authenticator;
-  /** The gateway's own account (NVCF_NCA_ID): a key stored without one belongs to it. */
-  ncaId: string;
-  /** Live keys per account before a new one is 403 (0 or absent: unlimited). */
-  apiKeyQuotaCount?: number;
 }
 
 const required = (expected: string) => (issue: { input?: unknown }) =>
@@ -129,32 +115,15 @@ const revokeKey = describeOperation({
   },
 });
 
-const apiKeyDto = (r: ApiKeyRecord, homeNcaId: string): ApiKeyDto => ({
-  id: r.id,
-  name: r.name,
-  scopes: r.scopes,
-  ...(r.allowedFunctionIds ? { functionIds: r.allowedFunctionIds } : {}),
-  ncaId: r.ncaId ?? homeNcaId,
-  createdAt: r.createdAt,
-  ...(r.revokedAt ? { revokedAt: r.revokedAt } : {}),
+const apiKeyDto = (k: ApiKey): ApiKeyDto => ({
+  id: k.id,
+  name: k.name,
+  scopes: k.scopes,
+  ...(k.functionIds ? { functionIds: k.functionIds } : {}),
+  ncaId: k.ncaId,
+  createdAt: k.createdAt,
+  ...(k.revokedAt ? { revokedAt: k.revokedAt } : {}),
 });
-
-/**
- * Why `principal` may not hand out these scopes and functions, or undefined when it may: only scopes it
- * holds, and, when it is restricted to some functions, a non-empty subset of those. Otherwise a key with
- * `manage_keys` would be a way to every other scope and function.
- */
-function beyondAuthority(principal: Principal, scopes: readonly Scope[], functionIds?: readonly string[]) {
-  const missing = scopes.filter((s) => !principal.scopes.has(s));
-  if (missing.length > 0) return `scope(s) the caller does not hold: ${missing.map((s) => `'${s}'`).join(', ')}`;
-  const mine = principal.allowedFunctionIds;
-  if (!mine) return undefined;
-  if (!functionIds) return "every function, while the caller is restricted to some ('functionIds' must name them)";
-  const others = functionIds.filter((id) => !mine.has(id));
-  return others.length > 0 ? `function(s) the caller is not allowed: ${others.join(', ')}` : undefined;
-}
-
-const isSelf = (principal: Principal, id: string) => principal.kind === 'api-key' && principal.subject === id;
 
 /**
  * `GET|POST /v2/nvcf/keys`, `DELETE /v2/nvcf/keys/{keyId}` (scope `manage_keys`). A caller sees and
@@ -166,61 +135,23 @@ const isSelf = (principal: Principal, id: string) => principal.kind === 'api-key
 export function keyRoutes(deps: KeyRouteDeps): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const manager = requireAuth(deps.auth, 'manage_keys');
-  const accountOf = (r: ApiKeyRecord) => r.ncaId ?? deps.ncaId;
-  const visible = (principal: Principal, r: ApiKeyRecord) => isOperator(principal) || accountOf(r) === principal.ncaId;
-  const manageable = (principal: Principal, r: ApiKeyRecord) =>
-    visible(principal, r) &&
-    (isSelf(principal, r.id) || beyondAuthority(principal, r.scopes, r.allowedFunctionIds) === undefined);
-  const dto = (r: ApiKeyRecord) => apiKeyDto(r, deps.ncaId);
 
   app.get('/v2/nvcf/keys', listKeys, manager, async (c) => {
-    const principal = c.get('principal');
-    // Oldest first, revoked keys included (with `revokedAt`).
-    const keys = (await deps.keyStore.list()).filter((r) => manageable(principal, r));
-    return c.json({ keys: keys.map(dto) });
+    const keys = await deps.apiKeys.list(c.get('principal'));
+    return c.json({ keys: keys.map(apiKeyDto) });
   });
 
   app.post('/v2/nvcf/keys', createKey, manager, async (c) => {
     const req = parseControlRequest(CreateKeyRequest, await readJsonBody(c.req.raw));
-    const principal = c.get('principal');
-    const functionIds = req.functionIds && [...new Set(req.functionIds.map((id) => id.toLowerCase()))];
-    const refused = beyondAuthority(principal, req.scopes, functionIds);
-    if (refused) throw new AppError('PERMISSION_DENIED', `cannot create a key with ${refused}`);
-    const ncaId = req.ncaId ?? principal.ncaId;
-    if (ncaId !== principal.ncaId && !isOperator(principal)) {
-      throw new AppError(
-        'PERMISSION_DENIED',
-        `cannot create a key for account '${ncaId}': only an operator (every scope, in the gateway's own account) may create keys for another account`,
-      );
-    }
-    const quota = { maxPerAccount: deps.apiKeyQuotaCount ?? 0, homeNcaId: deps.ncaId };
-    const { key, record } = await deps.keyStore
-      .create(
-        { name: req.name, scopes: req.scopes, ...(functionIds ? { allowedFunctionIds: functionIds } : {}), ncaId },
-        quota,
-      )
-      .catch((err: unknown) => {
-        throw err instanceof ApiKeyQuotaError ? apiKeyQuotaExceeded(err.ncaId, err.limit) : err;
-      });
+    const { key, secret } = await deps.apiKeys.create(c.get('principal'), req);
     // The only time the secret is shown: nothing on the way may keep a copy.
     c.header('cache-control', 'no-store');
-    return c.json({ key: dto(record), value: key }, 201);
+    return c.json({ key: apiKeyDto(key), value: secret }, 201);
   });
 
   app.delete('/v2/nvcf/keys/:keyId', revokeKey, manager, async (c) => {
     const keyId = uuidParam('keyId', c.req.param('keyId'));
-    const principal = c.get('principal');
-    const record = (await deps.keyStore.list()).find((r) => r.id === keyId);
-    // Another account's key does not exist for the caller.
-    if (!record || !visible(principal, record)) throw new AppError('NOT_FOUND', `API key '${keyId}' not found`);
-    if (!manageable(principal, record)) {
-      throw new AppError(
-        'PERMISSION_DENIED',
-        `not allowed to revoke API key '${keyId}': it holds more than the caller`,
-      );
-    }
-    // Revoking twice keeps the first revokedAt.
-    if (!record.revokedAt) await deps.keyStore.revoke(keyId);
+    await deps.apiKeys.revoke(c.get('principal'), keyId);
     return c.body(null, 204);
   });
   return app;

@@ -1,15 +1,12 @@
-import type { FunctionRegistry } from '@nvcf/control-store';
-import { AppError, FUNCTION_STATUSES, functionStatus } from '@nvcf/protocol';
-import type { InvocationProducer, RequestStore } from '@nvcf/queue';
+import { FUNCTION_STATUSES } from '@nvcf/protocol';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requireFunction } from '../auth/principal.ts';
-import type { FunctionAccess } from '../control/function-access.ts';
 import { describeOperation, jsonResponse, type OperationSpec, Reason } from '../http/openapi-operation.ts';
 import { FUNCTION_ID, REQUEST_ID, uuidString, VERSION_ID } from '../http/openapi-schemas.ts';
-import type { RequestAccessCheck } from '../invocation/request-access.ts';
+import type { QueueService } from '../invocation/queue-service.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 
 /** NVCF reports queue positions as an estimate capped at 1000 (NVCF behaviour: queues). */
@@ -62,14 +59,8 @@ const depthSpec = (versioned: boolean): OperationSpec => ({
 });
 
 export interface QueueRouteDeps {
-  registry: FunctionRegistry;
-  /** The versions a caller's account may see (its own, or shared with it). */
-  access: Pick<FunctionAccess, 'visibleVersions'>;
-  producer: InvocationProducer;
-  store: RequestStore;
+  queues: QueueService;
   auth: Authenticator;
-  /** Who may read a request's position. */
-  requestAccess: RequestAccessCheck;
 }
 
 /** `GET /v2/nvcf/queues/functions/{fid}[/versions/{vid}]` and `GET /v2/nvcf/queues/{reqId}/position`. */
@@ -78,24 +69,16 @@ export function queueRoutes(deps: QueueRouteDeps): Hono<AuthEnv> {
   const reader = requireAuth(deps.auth, 'queue_details');
 
   const depths = async (ncaId: string, functionId: string, versionId?: string) => {
-    const visible = await deps.access.visibleVersions(ncaId, functionId);
-    const versions = visible.filter((v) => !versionId || v.versionId === versionId);
-    if (versions.length === 0) {
-      throw new AppError(
-        'NOT_FOUND',
-        versionId ? `Function '${functionId}' version '${versionId}' not found` : `Function '${functionId}' not found`,
-      );
-    }
-    const live = await deps.registry.liveWorkers(versions.map((v) => v.versionId));
-    const queues = await Promise.all(
-      versions.map(async (v, i) => ({
-        functionVersionId: v.versionId,
-        functionName: v.name,
-        functionStatus: functionStatus(v.deployment, live[i]?.length ?? 0),
-        queueDepth: await deps.producer.depth(v.versionId),
+    const queues = await deps.queues.versionQueues(ncaId, functionId, versionId);
+    return {
+      functionId,
+      queues: queues.map((q) => ({
+        functionVersionId: q.versionId,
+        functionName: q.name,
+        functionStatus: q.status,
+        queueDepth: q.depth,
       })),
-    );
-    return { functionId, queues };
+    };
   };
 
   app.get('/v2/nvcf/queues/functions/:functionId', describeOperation(depthSpec(false)), reader, async (c) => {
@@ -131,17 +114,11 @@ export function queueRoutes(deps: QueueRouteDeps): Hono<AuthEnv> {
   });
   app.get('/v2/nvcf/queues/:requestId/position', position, reader, async (c) => {
     const requestId = uuidParam('requestId', c.req.param('requestId'));
-    const owner = await deps.store.owner(requestId);
-    // Someone else's request is answered as an unknown one.
-    if (!owner || !(await deps.requestAccess(c.get('principal'), { requestId, ...owner }))) {
-      throw new AppError('NOT_FOUND', `Request '${requestId}' not found`);
-    }
-    const position = await deps.producer.position(owner.versionId, requestId);
-    if (position === undefined) throw new AppError('NOT_FOUND', `Request '${requestId}' is no longer queued`);
+    const queued = await deps.queues.position(c.get('principal'), requestId);
     return c.json({
-      functionId: owner.functionId,
-      functionVersionId: owner.versionId,
-      positionInQueue: Math.min(position, MAX_REPORTED_POSITION),
+      functionId: queued.functionId,
+      functionVersionId: queued.versionId,
+      positionInQueue: Math.min(queued.position, MAX_REPORTED_POSITION),
     });
   });
   return app;

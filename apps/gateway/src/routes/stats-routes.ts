@@ -1,13 +1,11 @@
-import { AppError } from '@nvcf/protocol';
-import type { InvocationProducer } from '@nvcf/queue';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { type AuthEnv, requireAuth } from '../auth/auth-middleware.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requireFunction } from '../auth/principal.ts';
-import type { FunctionAccess } from '../control/function-access.ts';
 import { describeOperation, jsonResponse, Reason } from '../http/openapi-operation.ts';
 import { FUNCTION_ID, uuidString, VERSION_ID } from '../http/openapi-schemas.ts';
+import type { QueueService } from '../invocation/queue-service.ts';
 import { uuidParam } from '../invocation/uuid-param.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 
@@ -31,9 +29,8 @@ const VersionStatsResponse = z
   .meta({ id: 'VersionStatsResponse' });
 
 export interface StatsRouteDeps {
-  /** Only the function's owner account reads its counters. */
-  access: Pick<FunctionAccess, 'requireOwner'>;
-  producer: InvocationProducer;
+  /** Only the function's owner account reads its counters (and its queue's depth). */
+  queues: Pick<QueueService, 'ownedVersionDepth'>;
   metrics: GatewayMetrics;
   auth: Authenticator;
 }
@@ -70,15 +67,12 @@ export function statsRoutes(deps: StatsRouteDeps): Hono<AuthEnv> {
       const functionId = uuidParam('functionId', c.req.param('functionId'));
       const versionId = uuidParam('versionId', c.req.param('versionId'));
       requireFunction(c.get('principal'), functionId);
-      // Everyone's traffic: the owner's to read, not the accounts it shared the function with.
-      const versions = await deps.access.requireOwner(c.get('principal').ncaId, functionId, versionId);
-      const known = versions.some((v) => v.versionId === versionId);
-      if (!known) throw new AppError('NOT_FOUND', `Function '${functionId}' version '${versionId}' not found`);
+      const queueDepth = await deps.queues.ownedVersionDepth(c.get('principal').ncaId, functionId, versionId);
       const counters = await versionCounters(deps.metrics, functionId, versionId);
       return c.json({
         functionId,
         functionVersionId: versionId,
-        queueDepth: await deps.producer.depth(versionId),
+        queueDepth,
         ...counters,
       });
     },

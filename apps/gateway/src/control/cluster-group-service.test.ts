@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clusterGroupId, clusterGroupsOf } from './cluster-group-routes.ts';
+import { clusterGroupId, clusterGroupsOf } from './cluster-group-service.ts';
 
 const worker = (workerId: string, pool: string, gpu: string, instanceType: string) => ({
   workerId,
