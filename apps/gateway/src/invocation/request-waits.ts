@@ -1,6 +1,6 @@
 import type { CompletionWaiter, RequestOwner, RequestStore, RequestView, Waiter } from '@nvcf/queue';
 import type { InvocationEventEmitter } from './invocation-events.ts';
-import type { InvocationOutcome, InvocationService } from './invocation-service.ts';
+import type { InvocationOutcome, InvocationService, RequestAccess } from './invocation-service.ts';
 
 /** Waiting for requests on this gateway: its own (just queued) and existing ones (status polls, followers). */
 export interface RequestWaits extends Pick<InvocationService, 'follow' | 'status'> {
@@ -45,6 +45,20 @@ export function createRequestWaits(
     if (owner) events.emit('followed', { requestId, functionId: owner.functionId, versionId: owner.versionId });
     return owner;
   };
+  /**
+   * Whether the caller may take up this request (an unknown one: yes, it answers as unknown). Reported as `followed`
+   * only once authorized: another account's polls of ids it does not own must not churn this gateway's metrics.
+   */
+  const mayFollow = async (
+    requestId: string,
+    authorize: (request: RequestAccess) => Promise<boolean>,
+  ): Promise<boolean> => {
+    const owner = await store.owner(requestId);
+    if (!owner) return true;
+    if (!(await authorize({ requestId, ...owner }))) return false;
+    events.emit('followed', { requestId, functionId: owner.functionId, versionId: owner.versionId });
+    return true;
+  };
   const settle = async (requestId: string, waiter: Waiter): Promise<InvocationOutcome> => {
     const outcome = await waiter.outcome;
     if (outcome.kind === 'aborted') return { kind: 'pending', requestId, percent: 0 };
@@ -64,13 +78,11 @@ export function createRequestWaits(
     settle,
     poll,
     async follow(requestId, pollSeconds, opts) {
-      const owner = await ownerOf(requestId);
-      if (owner && !(await opts.authorize({ requestId, ...owner }))) return undefined;
+      if (!(await mayFollow(requestId, opts.authorize))) return undefined;
       return register(requestId, pollSeconds, opts.signal);
     },
     async status(requestId, pollSeconds, opts) {
-      const owner = await ownerOf(requestId);
-      if (owner && !(await opts.authorize({ requestId, ...owner }))) return { kind: 'unknown', requestId };
+      if (!(await mayFollow(requestId, opts.authorize))) return { kind: 'unknown', requestId };
       return poll(requestId, pollSeconds, opts.signal);
     },
   };
