@@ -1,9 +1,13 @@
 import type { FunctionVersion } from '@nvcf/control-store';
-import { createInvocationConsumer, type InvocationConsumer, type InvocationProcessor } from '@nvcf/queue';
+import {
+  createInvocationConsumer,
+  failureResult,
+  type InvocationConsumer,
+  type InvocationProcessor,
+} from '@nvcf/queue';
 import type { ConsumerSyncDeps } from './consumer-sync.ts';
 import { observeJobs } from './job-metrics.ts';
 import type { ProcessorFactory } from './job-processors.ts';
-import { problemResult } from './problem-result.ts';
 
 /** The queue consumers running on this worker, one per served function version (two for a sequence model). */
 export interface VersionConsumers {
@@ -73,12 +77,10 @@ function startConsumers(
     maxStalledCount: config.maxStalledCount,
     failure: (requestId: string, reason: string) => {
       log.error({ requestId, versionId: fv.versionId, reason }, 'job failed');
-      return problemResult(
-        'INTERNAL',
-        'Internal error while making inference request',
-        'nvcf-worker-service',
-        requestId,
-      );
+      return failureResult('INTERNAL', 'Internal error while making inference request', {
+        source: 'nvcf-worker-service',
+        requestId: requestId,
+      });
     },
   };
   const queueDeps = { connection, keys, store };

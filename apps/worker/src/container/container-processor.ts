@@ -1,15 +1,15 @@
 import type { ContainerSpec, FunctionVersion } from '@nvcf/control-store';
-import type {
-  EventStream,
-  InvocationJob,
-  InvocationProcessor,
-  InvocationResult,
-  JobContext,
-  RequestStore,
+import {
+  type EventStream,
+  failureResult,
+  type InvocationJob,
+  type InvocationProcessor,
+  type InvocationResult,
+  type JobContext,
+  type RequestStore,
 } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import type { ObjectStore } from '@nvcf/storage';
-import { problemResult } from '../problem-result.ts';
 import { ContainerAnswers, type ServerAnswer } from './container-answers.ts';
 import { type ContainerRequest, prepareRequest } from './container-request.ts';
 import type { ServerInstance } from './container-servers.ts';
@@ -143,11 +143,9 @@ function failure(
   // Before the request went out another attempt is safe; after, the server may have acted on it.
   if (!sent) throw err;
   log.error({ err }, 'failed after the request reached the inference server; not retrying');
-  const failed = problemResult(
-    'INTERNAL',
-    'Internal error while making inference request',
-    'nvcf-worker-service',
-    job.requestId,
-  );
+  const failed = failureResult('INTERNAL', 'Internal error while making inference request', {
+    source: 'nvcf-worker-service',
+    requestId: job.requestId,
+  });
   return answers.endStream(job, failed);
 }

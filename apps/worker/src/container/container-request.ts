@@ -1,5 +1,6 @@
 import type { ContainerSpec, FunctionVersion } from '@nvcf/control-store';
 import {
+  failureResult,
   type InvocationJob,
   type InvocationResult,
   inputKeptBeside,
@@ -8,7 +9,6 @@ import {
 } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
 import type { ObjectStore } from '@nvcf/storage';
-import { problemResult } from '../problem-result.ts';
 import type { ServerInstance } from './container-servers.ts';
 import { connectionErrorResult } from './error-mapping.ts';
 import { watchProgressFile } from './progress-file.ts';
@@ -63,11 +63,10 @@ export async function prepareRequest(deps: RequestDeps, queued: InvocationJob, c
   const log = deps.logger.child({ requestId: queued.requestId, functionId: fv.id, versionId: fv.versionId });
   if (queued.input.kind === 'kserve') {
     return answered(
-      problemResult(
+      failureResult(
         'UNIMPLEMENTED',
         'a container function takes an HTTP body; the KServe gRPC port serves model functions',
-        'nvcf-worker-service',
-        queued.requestId,
+        { source: 'nvcf-worker-service', requestId: queued.requestId },
       ),
     );
   }
@@ -76,12 +75,10 @@ export async function prepareRequest(deps: RequestDeps, queued: InvocationJob, c
   if (!body) {
     // Only an expired request loses its input (both share the TTL).
     return answered(
-      problemResult(
-        'INTERNAL',
-        'Internal error: the invocation input expired before a worker took it',
-        'nvcf-worker-service',
-        queued.requestId,
-      ),
+      failureResult('INTERNAL', 'Internal error: the invocation input expired before a worker took it', {
+        source: 'nvcf-worker-service',
+        requestId: queued.requestId,
+      }),
     );
   }
   const reached = reachServer(deps, queued, ctx, log);
@@ -110,12 +107,10 @@ function reachServer(
       "refusing an inferenceUrl that is not a path of the function's server",
     );
     return answered(
-      problemResult(
-        'INVALID_ARGUMENT',
-        "the function's inferenceUrl is not a path of its server",
-        'nvcf-worker-service',
-        queued.requestId,
-      ),
+      failureResult('INVALID_ARGUMENT', "the function's inferenceUrl is not a path of its server", {
+        source: 'nvcf-worker-service',
+        requestId: queued.requestId,
+      }),
     );
   }
   return { server, url };
@@ -130,7 +125,10 @@ async function openDirs(deps: RequestDeps, request: Omit<ContainerRequest, 'dirs
   } catch (err) {
     log.error({ err }, 'downloading assets failed');
     return answered(
-      problemResult('INTERNAL', 'Internal error while downloading assets', 'nvcf-worker-service', job.requestId),
+      failureResult('INTERNAL', 'Internal error while downloading assets', {
+        source: 'nvcf-worker-service',
+        requestId: job.requestId,
+      }),
     );
   }
   const progress = watchProgressFile(

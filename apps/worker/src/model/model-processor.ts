@@ -1,14 +1,14 @@
 import { isAppError } from '@nvcf/protocol';
-import type {
-  EventStream,
-  InvocationJob,
-  InvocationProcessor,
-  InvocationResult,
-  JobContext,
-  RequestStore,
+import {
+  type EventStream,
+  failureResult,
+  type InvocationJob,
+  type InvocationProcessor,
+  type InvocationResult,
+  type JobContext,
+  type RequestStore,
 } from '@nvcf/queue';
 import type { Logger } from '@nvcf/service-kit';
-import { problemResult } from '../problem-result.ts';
 import { type ModelJob, readModelJob } from './job-input.ts';
 import type { ModelRunner, RunnerAnswer } from './model-runner.ts';
 
@@ -67,12 +67,10 @@ export function createModelProcessor(deps: ModelProcessorDeps): InvocationProces
 /** Only an expired request loses its input (both share the TTL): answer it, if anyone still can. */
 function inputGone(queued: InvocationJob, log: Logger): InvocationResult {
   log.warn('job skipped: its stored input is gone (the request expired)');
-  return problemResult(
-    'INTERNAL',
-    'Internal error: the invocation input expired before a worker took it',
-    'nvcf-worker-service',
-    queued.requestId,
-  );
+  return failureResult('INTERNAL', 'Internal error: the invocation input expired before a worker took it', {
+    source: 'nvcf-worker-service',
+    requestId: queued.requestId,
+  });
 }
 
 /** The runner's answer; a refusal answered as the function's failure, a failure thrown again while attempts remain. */
@@ -87,19 +85,20 @@ async function answerJob(
     return await runner(job, events);
   } catch (err) {
     if (isAppError(err) && !err.retryable) {
-      return { result: problemResult(err.code, err.message, 'inference-service', job.requestId), eventsSent: false };
+      return {
+        result: failureResult(err.code, err.message, { source: 'inference-service', requestId: job.requestId }),
+        eventsSent: false,
+      };
     }
     if (ctx.attempt < ctx.maxAttempts) {
       log.warn({ err, attempt: ctx.attempt }, 'inference failed; will retry');
       throw err;
     }
     log.error({ err, attempt: ctx.attempt }, 'inference failed; giving up');
-    const failed = problemResult(
-      'INTERNAL',
-      'Internal error while making inference request',
-      'nvcf-worker-service',
-      job.requestId,
-    );
+    const failed = failureResult('INTERNAL', 'Internal error while making inference request', {
+      source: 'nvcf-worker-service',
+      requestId: job.requestId,
+    });
     return { result: failed, eventsSent: false };
   }
 }
