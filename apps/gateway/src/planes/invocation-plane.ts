@@ -39,7 +39,6 @@ export interface InvocationPlane extends InvocationHooks {
    */
   completions: CompletionWaiter;
   store: RequestStore;
-  producer: InvocationProducer;
   invocations: InvocationService;
   /** Queue depths, live workers and a request's position, as callers read them. */
   queues: QueueService;
@@ -77,7 +76,6 @@ export async function startInvocationPlane(
     resolver,
     completions,
     store,
-    producer,
     invocations,
     queues: createQueueService({
       access: control.access,
